@@ -1,0 +1,3 @@
+from stackresolve.cli import main
+
+main()
