@@ -1,0 +1,1 @@
+"""The knowledge base: typed records loaded and validated from constraints/*.toml."""

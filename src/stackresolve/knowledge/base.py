@@ -1,0 +1,134 @@
+"""The validated knowledge base and the look-ups the resolver and the CLI need."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+
+from packaging.version import Version
+
+from stackresolve.knowledge.model import (
+    ArchSupport,
+    CompiledArch,
+    CudaToolkit,
+    CudnnRelease,
+    Gpu,
+    Pitfall,
+    PlatformMinimum,
+    TensorFlowLine,
+    TestedBuild,
+    WheelRelease,
+    cc_tuple,
+)
+
+
+def normalize_gpu_name(name: str) -> str:
+    text = re.sub(r"\s+", " ", name.strip().lower())
+    return text.removeprefix("nvidia ").strip()
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    date: str
+    digest: str
+    lines: tuple[TensorFlowLine, ...]
+    tested_builds: tuple[TestedBuild, ...]
+    compiled_archs: tuple[CompiledArch, ...]
+    wheels: tuple[WheelRelease, ...]
+    toolkits: tuple[CudaToolkit, ...]
+    cudnn: tuple[CudnnRelease, ...]
+    gpus: tuple[Gpu, ...]
+    arch_support: tuple[ArchSupport, ...]
+    platform_minimums: tuple[PlatformMinimum, ...]
+    pitfalls: tuple[Pitfall, ...] = ()
+    _gpu_index: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _arch_by_line: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _wheels_by_package: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Look-up tables built once: the resolver asks these questions thousands of times in a matrix.
+        gpu_index: dict[str, Gpu] = {}
+        for gpu in self.gpus:
+            for spelling in (gpu.name, *gpu.aliases):
+                gpu_index.setdefault(normalize_gpu_name(spelling), gpu)
+        wheels: dict[str, list[WheelRelease]] = {}
+        for release in self.wheels:
+            wheels.setdefault(release.package, []).append(release)
+        for releases in wheels.values():
+            releases.sort(key=lambda w: w.key, reverse=True)
+        object.__setattr__(self, "_gpu_index", gpu_index)
+        object.__setattr__(self, "_arch_by_line", {a.line: a for a in self.compiled_archs})
+        object.__setattr__(self, "_wheels_by_package", wheels)
+
+    def memo(self, key, compute):
+        """Cache a derived value for the life of this (immutable) knowledge base."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    @property
+    def version(self) -> str:
+        """Identifies this knowledge base in plans and lock files: review date + content digest."""
+        return f"{self.date}+{self.digest}"
+
+    # -- TensorFlow ---------------------------------------------------------------------------------
+    def line(self, version: str) -> TensorFlowLine | None:
+        return next((l for l in self.lines if l.version == version), None)
+
+    def tested_build(self, line: str, os: str, gpu: bool) -> TestedBuild | None:
+        """The table row for a release line (x.y.0 row, else the first row of the line) on an OS."""
+        rows = [b for b in self.tested_builds if b.line == line and b.os == os and b.gpu == gpu]
+        rows.sort(key=lambda b: Version(b.version))
+        return rows[0] if rows else None
+
+    def compiled_arch(self, line: str) -> CompiledArch | None:
+        return self._arch_by_line.get(line)
+
+    def wheel_releases(self, package: str) -> list[WheelRelease]:
+        """Every release of a package on the index, newest first."""
+        return self._wheels_by_package.get(package, [])
+
+    def wheel_release(self, package: str, version: str) -> WheelRelease | None:
+        return next((w for w in self.wheels if w.package == package and w.key == Version(version)), None)
+
+    # -- CUDA, cuDNN, drivers -----------------------------------------------------------------------
+    def toolkit(self, version: str) -> CudaToolkit | None:
+        return next((t for t in self.toolkits if t.version == version), None)
+
+    def arch_support_for(self, cc: str) -> ArchSupport | None:
+        return next((a for a in self.arch_support if cc in a.cc), None)
+
+    def platform_minimum(self, platform: str) -> PlatformMinimum | None:
+        return next((p for p in self.platform_minimums if p.platform == platform), None)
+
+    def pitfalls_for(self, tf_version: str, os: str, python: str) -> list[Pitfall]:
+        """The pip constraints a TensorFlow release needs on an OS and Python, in file order."""
+        from packaging.specifiers import SpecifierSet
+
+        tf, py = Version(tf_version), Version(python)
+        return [p for p in self.pitfalls
+                if SpecifierSet(p.tf).contains(tf, prereleases=True)
+                and (not p.os or os in p.os)
+                and SpecifierSet(p.python).contains(py, prereleases=True)]
+
+    # -- GPUs ---------------------------------------------------------------------------------------
+    def find_gpu(self, name: str) -> Gpu | None:
+        return self._gpu_index.get(normalize_gpu_name(name))
+
+    def similar_gpu_names(self, name: str, n: int = 3) -> list[str]:
+        matches = difflib.get_close_matches(normalize_gpu_name(name), list(self._gpu_index), n=n * 3, cutoff=0.5)
+        names: list[str] = []
+        for match in matches:
+            gpu_name = self._gpu_index[match].name
+            if gpu_name not in names:
+                names.append(gpu_name)
+        return names[:n]
+
+    def known_ccs(self) -> list[str]:
+        ccs = {g.cc for g in self.gpus} | {c for a in self.arch_support for c in a.cc}
+        return sorted(ccs, key=cc_tuple)
+
+    def representative_gpu(self, cc: str) -> Gpu | None:
+        return next((g for g in self.gpus if g.cc == cc), None)

@@ -1,0 +1,192 @@
+"""Typed, frozen records of the knowledge base (see constraints/README.md for the TOML shape)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+
+from packaging.version import Version
+
+# Wheel platform keys of tensorflow_wheels.toml, in the order plans mention them.
+WHEEL_PLATFORMS = ("linux", "linux_aarch64", "windows", "macos_x86_64", "macos_arm64")
+
+
+@lru_cache(maxsize=None)
+def cc_tuple(cc: str) -> tuple[int, int]:
+    """'8.6' -> (8, 6); compute capabilities compare as (major, minor) pairs, not as decimals."""
+    major, minor = cc.split(".")
+    return int(major), int(minor)
+
+
+@dataclass(frozen=True)
+class TensorFlowLine:
+    version: str
+    gpu_package_linux: str
+    gpu_package_windows: str
+    and_cuda_extra: bool
+    source: str
+    note: str = ""
+
+    @cached_property
+    def key(self) -> Version:
+        return Version(self.version)
+
+
+@dataclass(frozen=True)
+class TestedBuild:
+    """One row of TensorFlow's tested-build-configurations tables, as printed."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+    os: str
+    package: str
+    version: str
+    python: str
+    python_versions: tuple[str, ...]
+    compiler: str
+    build_tools: str
+    cuda: str
+    cudnn: str
+    source: str
+    note: str = ""
+
+    @cached_property
+    def line(self) -> str:
+        v = Version(self.version)
+        return f"{v.major}.{v.minor}"
+
+    @property
+    def gpu(self) -> bool:
+        return bool(self.cuda)
+
+
+@dataclass(frozen=True)
+class CompiledArch:
+    line: str
+    sass: tuple[str, ...]
+    ptx: tuple[str, ...]
+    source: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class WheelRelease:
+    """What the package index holds for one (package, version): CPython versions with a wheel per platform."""
+
+    package: str
+    version: str
+    pythons: dict[str, tuple[str, ...]] = field(compare=False, hash=False)  # platform -> ("3.6", "3.7")
+    yanked: bool = False
+    stub: bool = False
+    and_cuda: tuple[str, ...] = ()
+    source: str = ""
+
+    @cached_property
+    def key(self) -> Version:
+        return Version(self.version)
+
+    @cached_property
+    def line(self) -> str:
+        v = self.key
+        return f"{v.major}.{v.minor}"
+
+
+@dataclass(frozen=True)
+class CudaToolkit:
+    version: str
+    releases: tuple[str, ...]
+    driver_linux: str
+    driver_windows: str
+    compat_driver_linux: str
+    compat_driver_windows: str
+    arch_min: str
+    arch_max: str
+    released: str
+    source: str
+    note: str = ""
+
+    def min_driver(self, driver_os: str) -> str:
+        return self.driver_windows if driver_os == "windows" else self.driver_linux
+
+    @property
+    def newest_release(self) -> str:
+        return max(self.releases, key=Version) if self.releases else self.version
+
+
+@dataclass(frozen=True)
+class CudnnBuild:
+    cuda: str  # "10.0" (that toolkit line) or "11.x" (every minor of major 11)
+    full_version: str
+
+    def fits(self, cuda: str) -> bool:
+        if self.cuda.endswith(".x"):
+            return cuda.split(".")[0] == self.cuda[:-2]
+        return cuda == self.cuda
+
+
+@dataclass(frozen=True)
+class CudnnRelease:
+    version: str
+    builds: tuple[CudnnBuild, ...]
+    arch_min: str
+    arch_max: str
+    released: str
+    source: str
+    note: str = ""
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @cached_property
+    def key(self) -> Version:
+        return Version(self.version)
+
+    def build_for(self, cuda: str) -> CudnnBuild | None:
+        exact = [b for b in self.builds if b.cuda == cuda]
+        if exact:
+            return exact[0]
+        return next((b for b in self.builds if b.fits(cuda)), None)
+
+
+@dataclass(frozen=True)
+class Gpu:
+    name: str
+    cc: str
+    architecture: str
+    segment: str
+    aliases: tuple[str, ...]
+    source: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ArchSupport:
+    architecture: str
+    cc: tuple[str, ...]
+    last_branch: str
+    last_version: str
+    source: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class PlatformMinimum:
+    platform: str
+    driver: str
+    source: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Pitfall:
+    """A pip constraint that keeps a TensorFlow release importable today (constraints/pitfalls.toml)."""
+
+    package: str
+    constraint: str  # PEP 440 specifier for `package`
+    tf: str  # PEP 440 specifier over the TensorFlow version
+    os: tuple[str, ...]  # empty: every OS
+    python: str  # PEP 440 specifier over the Python version, "" for all
+    why: str
+    source: str
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.package}{self.constraint}"

@@ -1,0 +1,74 @@
+"""The knowledge base's own invariants: sources everywhere, and facts that refer to each other agree."""
+
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+from stackresolve.knowledge.base import normalize_gpu_name
+from stackresolve.knowledge.loader import constraints_dir, knowledge, read_toml
+from stackresolve.knowledge.model import cc_tuple
+
+TOML_FILES = sorted(p.name for p in Path(constraints_dir()).glob("*.toml"))
+
+
+@pytest.fixture(scope="module")
+def kb():
+    return knowledge()
+
+
+@pytest.mark.parametrize("name", TOML_FILES)
+def test_every_record_has_a_source(name):
+    doc, _ = read_toml(name)
+    for table, rows in doc.items():
+        if isinstance(rows, list) and rows and all(isinstance(r, dict) for r in rows):
+            for i, row in enumerate(rows):
+                assert isinstance(row.get("source"), str) and row["source"].strip(), \
+                    f"{name} [[{table}]] #{i + 1} has no source: {row}"
+
+
+@pytest.mark.parametrize("name", TOML_FILES)
+def test_no_index_host_is_written_into_the_data(name):
+    text = (Path(constraints_dir()) / name).read_text(encoding="utf-8").lower()
+    assert "index.example" not in text and "index.example" not in text
+
+
+def test_every_tested_gpu_build_names_a_known_toolkit_and_cudnn(kb):
+    toolkits = {t.version for t in kb.toolkits}
+    for build in kb.tested_builds:
+        if not build.gpu or build.os == "macos":
+            continue
+        cuda = build.cuda
+        assert cuda in toolkits, f"tested build {build.version} ({build.os}) names CUDA {cuda}, not in cuda.toml"
+        wanted = Version(build.cudnn)
+        fitting = [r for r in kb.cudnn if r.key.major == wanted.major and r.key >= wanted and r.build_for(cuda)]
+        assert fitting, f"no cuDNN {wanted.major}.x >= {build.cudnn} built for CUDA {cuda} (TF {build.version})"
+
+
+def test_every_line_has_a_tested_configuration_or_a_note(kb):
+    for line in kb.lines:
+        rows = [b for b in kb.tested_builds if b.line == line.version]
+        assert rows or line.note, f"TensorFlow {line.version} has no tested build row and no note saying why"
+
+
+def test_gpu_aliases_are_unique_and_capabilities_known(kb):
+    owners = {}
+    for gpu in kb.gpus:
+        for spelling in {normalize_gpu_name(s) for s in (gpu.name, *gpu.aliases)}:
+            assert spelling not in owners, f"{spelling!r} names both {owners[spelling]} and {gpu.name}"
+            owners[spelling] = gpu.name
+        assert kb.arch_support_for(gpu.cc) is not None, f"{gpu.name}: cc {gpu.cc} has no [[arch_support]] record"
+    assert len(kb.gpus) >= 100
+
+
+def test_toolkit_architecture_ranges_are_ordered(kb):
+    for t in kb.toolkits:
+        assert cc_tuple(t.arch_min) <= cc_tuple(t.arch_max), t.version
+        # "" where NVIDIA's Table 3 row could not be read; the resolver warns instead of guessing.
+        assert not t.driver_linux or Version(t.driver_linux) > Version("300"), t.version
+
+
+def test_wheel_records_have_pythons_or_say_why(kb):
+    for w in kb.wheels:
+        if not w.stub and not w.yanked:
+            assert any(w.pythons.values()), f"{w.package} {w.version} has no wheels and is not marked stub"
