@@ -1,0 +1,158 @@
+"""Turns command-line flags and (optionally) a detected machine into a validated Request.
+
+Pure: the caller passes the detected machine (or None); nothing here probes the system.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from packaging.version import Version
+
+from stackresolve.knowledge.base import KnowledgeBase
+from stackresolve.knowledge.model import cc_tuple
+from stackresolve.request import (
+    GpuTarget,
+    InputError,
+    Request,
+    parse_arch,
+    parse_cc,
+    parse_driver,
+    parse_os,
+    parse_python,
+    parse_tf_spec,
+    parse_vendor,
+)
+
+
+@dataclass(frozen=True)
+class Flags:
+    """What the user typed; None where a flag was left out."""
+
+    tf: str = "latest"
+    os: str | None = None
+    arch: str | None = None
+    gpu: str | None = None
+    gpu_cc: str | None = None
+    driver: str | None = None
+    python: str | None = None
+    cpu: bool = False
+    vendor: str = "any"
+
+
+@dataclass(frozen=True)
+class MachineFacts:
+    """The subset of detection a request needs (filled from stackresolve.detect)."""
+
+    os: str | None = None  # linux | windows | macos | wsl2
+    arch: str | None = None
+    driver: str | None = None
+    driver_source: str = ""
+    gpus: tuple[tuple[str, str | None, str], ...] = ()  # (name, compute capability or None, probe)
+    probed_gpus: bool = False  # True when GPU probes ran (so an empty list means "no NVIDIA GPU")
+
+
+def validate_tf(kb: KnowledgeBase, text: str) -> None:
+    """An unknown TensorFlow version is bad input: say which lines exist and which is closest."""
+    spec = parse_tf_spec(text)
+    if not str(spec) or any(spec.contains(w.key, prereleases=True) for w in kb.wheels):
+        return
+    lines = sorted({w.line for w in kb.wheels}, key=Version)
+    wanted = text.strip().lstrip("=<>!~ ").split(",")[0]
+    try:
+        target = Version(wanted)
+        closest = min(lines, key=lambda l: (abs(Version(l).major - target.major),
+                                            abs(Version(l).minor - target.minor)))
+        hint = f"; closest: {closest}"
+    except ValueError:
+        hint = ""
+    raise InputError(f"--tf {text!r}: no TensorFlow release matches; known lines are {lines[0]} ... "
+                     f"{lines[-1]}{hint}")
+
+
+def lookup_gpu(kb: KnowledgeBase, name: str) -> GpuTarget:
+    gpu = kb.find_gpu(name)
+    if gpu is None:
+        similar = kb.similar_gpu_names(name)
+        hint = f"; did you mean {' or '.join(repr(s) for s in similar)}?" if similar else \
+            "; use --gpu-cc X.Y to give its compute capability (stackresolve gpus lists known models)"
+        raise InputError(f"--gpu {name!r}: unknown GPU model{hint}")
+    return GpuTarget(name=gpu.name, cc=gpu.cc, architecture=gpu.architecture, source="flag --gpu")
+
+
+def _gpu_from_cc(kb: KnowledgeBase, cc: str, name: str, source: str) -> GpuTarget:
+    support = kb.arch_support_for(cc)
+    representative = kb.representative_gpu(cc)
+    architecture = support.architecture if support else (representative.architecture if representative else "")
+    return GpuTarget(name=name, cc=cc, architecture=architecture, source=source)
+
+
+def build_request(kb: KnowledgeBase, flags: Flags, machine: MachineFacts | None) -> Request:
+    validate_tf(kb, flags.tf)
+    spec = parse_tf_spec(flags.tf)
+    assumptions: list[str] = []
+
+    if flags.os:
+        os_name = parse_os(flags.os)
+    elif machine and machine.os:
+        os_name = machine.os
+        assumptions.append(f"operating system {os_name}, detected")
+    else:
+        os_name = "linux"
+        assumptions.append("operating system linux (not given; pass --os linux|windows|macos|wsl2)")
+    arch = parse_arch(flags.arch) if flags.arch else (machine.arch if machine and machine.arch else "x86_64")
+    python = parse_python(flags.python) if flags.python else None
+    vendor = parse_vendor(flags.vendor)
+
+    gpus: list[GpuTarget] = []
+    if flags.gpu and flags.gpu_cc:
+        target = lookup_gpu(kb, flags.gpu)
+        cc = parse_cc(flags.gpu_cc, kb.known_ccs())
+        if cc != target.cc:
+            raise InputError(f"--gpu {flags.gpu!r} has compute capability {target.cc}, not {cc}; give one of them")
+        gpus.append(target)
+    elif flags.gpu:
+        gpus.append(lookup_gpu(kb, flags.gpu))
+    elif flags.gpu_cc:
+        cc = parse_cc(flags.gpu_cc, kb.known_ccs())
+        gpus.append(_gpu_from_cc(kb, cc, "", "flag --gpu-cc"))
+    elif machine and machine.gpus and not flags.cpu:
+        for name, cc, probe in machine.gpus:
+            if cc is None:  # probes that cannot report it (R470 nvidia-smi): the model table knows
+                known = kb.find_gpu(name)
+                if known is None:
+                    assumptions.append(f"GPU {name!r}: compute capability unknown; pass --gpu-cc X.Y")
+                    continue
+                gpus.append(GpuTarget(known.name, known.cc, known.architecture, f"{probe} + gpus.toml"))
+            else:
+                gpus.append(_gpu_from_cc(kb, cc, name, probe))
+        names = ", ".join(f"{g.name or 'GPU'} ({g.cc})" for g in gpus)
+        if names:
+            assumptions.append(f"GPU {names}, detected")
+
+    cpu_only = flags.cpu
+    if not cpu_only and not gpus:
+        if os_name == "macos":
+            cpu_only = True
+            assumptions.append("macOS: TensorFlow has no CUDA builds there, so the stack is CPU-only")
+        elif machine and machine.probed_gpus:
+            cpu_only = True
+            assumptions.append("no NVIDIA GPU found on this machine: CPU-only stack (pass --gpu NAME or "
+                               "--gpu-cc X.Y to plan for a GPU elsewhere)")
+        else:
+            assumptions.append("GPU not given: any NVIDIA GPU the official build supports (pass --gpu NAME or "
+                               "--gpu-cc X.Y to check yours, --cpu for a CPU-only stack)")
+    if cpu_only and gpus:
+        gpus = []
+
+    if flags.driver:
+        driver = parse_driver(flags.driver)
+    elif machine and machine.driver and not cpu_only:
+        driver = machine.driver
+        assumptions.append(f"driver {driver}, detected by {machine.driver_source}")
+    else:
+        driver = None
+
+    gpus.sort(key=lambda g: cc_tuple(g.cc))
+    return Request(tf=flags.tf, tf_spec=spec, os=os_name, arch=arch, python=python, driver=driver,
+                   gpus=tuple(gpus), cpu_only=cpu_only, vendor=vendor, assumptions=tuple(assumptions))
