@@ -1,0 +1,62 @@
+"""Detection of the machine: GPUs, compute capability, driver, CUDA toolkits, cuDNN, Python, TensorFlow, OS.
+
+    from stackresolve.detect import detect_machine, render_text
+    m = detect_machine()                 # Machine (frozen dataclass)
+    m.to_json_dict()                     # the "stackresolve/detect@1" document
+    print(render_text(m))
+
+Overrides read by detect_machine (recorded with source "env:NAME"):
+    STACKRESOLVE_DRIVER=535.104.05    driver version
+    STACKRESOLVE_GPU_CC=8.6[,7.5]     compute capability (one for all GPUs, or one per GPU); creates GPUs when none
+                                      was detected (docker build, CI)
+    CONDA_OVERRIDE_CUDA=12.2          highest CUDA version the driver supports (conda's convention)
+
+A GPU's compute_capability is None when no probe could report it (nvidia-smi of R470 drivers refuses the
+compute_cap field; the banner never shows it): the caller looks it up by `name` in the GPU table and may drop the
+"compute-capability-unknown" finding once found.
+
+Submodules are imported on first use, so `import stackresolve.detect` costs almost nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+__all__ = [
+    "detect_machine", "render_text", "Machine", "OSInfo", "DriverInfo", "GpuInfo", "ToolkitInfo", "CudnnInfo",
+    "PythonInfo", "FrameworkInfo", "Finding", "ProbeRecord", "LocalFS", "SubprocessRunner", "CommandNotFound",
+    "CommandTimeout", "SCHEMA",
+]
+
+_WHERE = {
+    "detect_machine": "machine",
+    "render_text": "render",
+    "LocalFS": "fs",
+    "SubprocessRunner": "runner",
+    "CommandNotFound": "runner",
+    "CommandTimeout": "runner",
+}
+_MODEL = {"Machine", "OSInfo", "DriverInfo", "GpuInfo", "ToolkitInfo", "CudnnInfo", "PythonInfo", "FrameworkInfo",
+          "Finding", "ProbeRecord", "SCHEMA"}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .fs import LocalFS
+    from .machine import detect_machine
+    from .model import (SCHEMA, CudnnInfo, DriverInfo, Finding, FrameworkInfo, GpuInfo, Machine, OSInfo,
+                        ProbeRecord, PythonInfo, ToolkitInfo)
+    from .render import render_text
+    from .runner import CommandNotFound, CommandTimeout, SubprocessRunner
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name in _MODEL:
+        mod = importlib.import_module(".model", __name__)
+    elif name in _WHERE:
+        mod = importlib.import_module("." + _WHERE[name], __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(mod, name)
+    globals()[name] = value
+    return value

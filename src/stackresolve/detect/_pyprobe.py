@@ -1,0 +1,130 @@
+# -*- coding: utf-8 -*-
+"""Probe of a Python interpreter and its TensorFlow, run IN that interpreter.
+
+Stdlib only, and valid on Python 2.7 and 3.5+ (no f-strings, no annotations): stackresolve passes this file's
+text to `python -c` of the target interpreter (an old env with TF 1.x), or imports it and calls `probe()` when the
+target is the interpreter running stackresolve. It never imports TensorFlow (slow, and may crash): versions come
+from the distributions' metadata directories and the CUDA/cuDNN numbers from the text of
+tensorflow/python/platform/build_info.py. It prints one JSON document.
+"""
+from __future__ import print_function
+
+import json
+import os
+import re
+import sys
+
+TF_DISTS = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tf-nightly", "tf-nightly-gpu", "tf-nightly-cpu",
+            "tensorflow-intel", "tensorflow-macos", "tensorflow-aarch64", "tensorflow-rocm")
+NVIDIA_PREFIXES = ("nvidia-cudnn-", "nvidia-cuda-runtime-", "nvidia-cuda-nvcc-")
+# where build_info.py lives: tensorflow_core/ for 1.15 and 2.0-2.1, tensorflow/ otherwise
+TF_MODULE_DIRS = ("tensorflow", "tensorflow_core")
+
+
+def _norm(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _read(path, limit=262144):
+    try:
+        fh = open(path, "rb")
+    except (IOError, OSError):
+        return None
+    try:
+        data = fh.read(limit)
+    finally:
+        fh.close()
+    return data.decode("utf-8", "replace")
+
+
+def _metadata_version(path):
+    """Version: line of METADATA / PKG-INFO (egg-info may be a file or a directory)."""
+    for candidate in (os.path.join(path, "METADATA"), os.path.join(path, "PKG-INFO"), path):
+        if os.path.isfile(candidate):
+            text = _read(candidate, 65536) or ""
+            m = re.search(r"^Version:\s*(\S+)", text, re.MULTILINE)
+            if m:
+                return m.group(1)
+    return None
+
+
+def parse_build_info(text):
+    """cuda / cudnn / is_cuda_build from build_info.py, in its three known shapes:
+    TF >= 2.4:   build_info = collections.OrderedDict([('cuda_version', '11.2'), ('cudnn_version', '8'), ...])
+    TF 2.x:      build_info = {'cuda_version': '10.1', 'cudnn_version': '7', 'is_cuda_build': True, ...}
+    TF 1.x:      is_cuda_build = True  /  cuda_version_number = '10.0'  (Windows builds also name the DLLs)
+    """
+    out = {"cuda_version": None, "cudnn_version": None, "is_cuda_build": None}
+    if not text:
+        return out
+    for key in ("cuda_version", "cudnn_version"):
+        m = re.search(r"['\"]?\b" + key + r"(?:_number)?['\"]?\]?\s*[,:=]\s*['\"]([^'\"]*)['\"]", text)
+        if m and m.group(1):
+            out[key] = m.group(1)
+    m = re.search(r"['\"]?\bis_cuda_build['\"]?\]?\s*[,:=]\s*(True|False)", text)
+    if m:
+        out["is_cuda_build"] = m.group(1) == "True"
+    return out
+
+
+def scan(sys_path):
+    """Interesting distributions on sys_path, first one of each name (the one Python would import)."""
+    dists = []
+    seen = set()
+    for site in sys_path:
+        if not site or not os.path.isdir(site):
+            continue
+        try:
+            entries = sorted(os.listdir(site))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.endswith(".dist-info"):
+                base = entry[:-len(".dist-info")]
+            elif entry.endswith(".egg-info"):
+                base = entry[:-len(".egg-info")]
+            else:
+                continue
+            parts = base.split("-")
+            name = _norm(parts[0])
+            if name not in TF_DISTS and not name.startswith(NVIDIA_PREFIXES):
+                continue
+            if name in seen:
+                continue
+            seen.add(name)
+            version = parts[1] if len(parts) > 1 and parts[1][:1].isdigit() else None
+            if version is None:
+                version = _metadata_version(os.path.join(site, entry))
+            dist = {"name": name, "version": version, "location": site}
+            if name in TF_DISTS:
+                for mod in TF_MODULE_DIRS:
+                    bi = os.path.join(site, mod, "python", "platform", "build_info.py")
+                    text = _read(bi)
+                    if text is not None:
+                        dist["build_info"] = parse_build_info(text)
+                        dist["build_info_path"] = bi
+                        break
+            dists.append(dist)
+    return dists
+
+
+def probe(sys_path=None):
+    if sys_path is None:
+        sys_path = sys.path
+    return {
+        "probe": "stackresolve-python",
+        "python": "%d.%d.%d" % tuple(sys.version_info[:3]),
+        "executable": sys.executable,
+        "prefix": sys.prefix,
+        "implementation": getattr(getattr(sys, "implementation", None), "name", None),
+        "dists": scan(sys_path),
+    }
+
+
+def main():
+    sys.stdout.write(json.dumps(probe()) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

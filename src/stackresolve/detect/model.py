@@ -1,0 +1,184 @@
+"""The facts `detect` reports: frozen dataclasses and their JSON shape (schema "stackresolve/detect@1").
+
+Every fact carries the probe that found it (`source`). Source names used by the probes:
+
+    nvml               NVIDIA Management Library through nvidia-ml-py (pynvml), in a child process
+    libcuda            CUDA driver API (libcuda.so.1 / nvcuda.dll) through ctypes, in the same child process
+    nvidia-smi         `nvidia-smi --query-gpu=... --format=csv,noheader,nounits`
+    nvidia-smi-xml     `nvidia-smi --query -u -x` (driver and CUDA numbers only)
+    nvidia-smi-banner  the box printed by a bare `nvidia-smi` (last resort)
+    sysfs              /sys/module/nvidia/version
+    proc               /proc/driver/nvidia/version
+    env:NAME           an override or a value read from environment variable NAME
+
+Lists are tuples (the dataclasses are frozen); `to_json_dict()` turns them into lists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+SCHEMA = "stackresolve/detect@1"
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: str  # error | warning | info
+    code: str
+    message: str
+    fix: str = ""
+    source: str = ""
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"severity": self.severity, "code": self.code, "message": self.message,
+                "fix": self.fix, "source": self.source}
+
+
+@dataclass(frozen=True)
+class OSInfo:
+    system: str  # linux | windows | macos (or platform.system().lower() for anything else)
+    wsl: bool = False
+    distro: str | None = None  # os-release ID on Linux ("ubuntu"), None elsewhere
+    release: str | None = None  # os-release VERSION_ID, Windows release ("10"), macOS version ("14.4")
+    arch: str | None = None  # x86_64 | aarch64 | ... (AMD64 -> x86_64, arm64 -> aarch64)
+    container: bool = False
+    kernel: str | None = None  # platform.release() on Linux/WSL (e.g. "5.15.146.1-microsoft-standard-WSL2")
+    version: str | None = None  # Windows build ("10.0.22631") when known
+    source: str = ""
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"system": self.system, "wsl": self.wsl, "distro": self.distro, "release": self.release,
+                "arch": self.arch, "container": self.container, "kernel": self.kernel,
+                "version": self.version, "source": self.source}
+
+
+@dataclass(frozen=True)
+class DriverInfo:
+    version: str | None  # "550.144.03", "572.60" (2 parts on Windows/WSL2); None when only cuda_max is known
+    cuda_max: str | None  # highest CUDA version the driver supports ("12.4"); None when no probe reported it
+    source: str  # probe that found `version` (or cuda_max when version is None)
+    cuda_max_source: str | None = None  # probe that found cuda_max
+    kernel_module: str | None = None  # "open" | "proprietary" when /proc/driver/nvidia/version says so
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"version": self.version, "cuda_max": self.cuda_max, "source": self.source,
+                "cuda_max_source": self.cuda_max_source, "kernel_module": self.kernel_module}
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    index: int
+    name: str | None  # as the probe printed it; banner names can be truncated ("NVIDIA GeForce ...")
+    compute_capability: str | None  # "8.9"; None when no probe could report it (R470 nvidia-smi, banner):
+    #                                 look it up from `name` in the GPU table
+    memory_mib: int | None
+    source: str
+    compute_capability_source: str | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "name": self.name, "compute_capability": self.compute_capability,
+                "memory_mib": self.memory_mib, "source": self.source,
+                "compute_capability_source": self.compute_capability_source}
+
+
+@dataclass(frozen=True)
+class ToolkitInfo:
+    version: str  # major.minor ("11.8")
+    path: str | None
+    source: str
+    full_version: str | None = None  # "11.8.0" (version.json), "10.0.130" (version.txt), "11.8.89" (nvcc V)
+    on_path: bool = False  # this toolkit's nvcc is the first `nvcc` on PATH
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"version": self.version, "path": self.path, "source": self.source,
+                "full_version": self.full_version, "on_path": self.on_path}
+
+
+@dataclass(frozen=True)
+class CudnnInfo:
+    version: str  # "8.9.7"; only the major ("8") when the probe knows no more (libcudnn.so.8, cudnn64_8.dll)
+    path: str | None
+    source: str
+    full_version: str | None = None  # "8.9.2.26" for pip / conda packages
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"version": self.version, "path": self.path, "source": self.source,
+                "full_version": self.full_version}
+
+
+@dataclass(frozen=True)
+class PythonInfo:
+    version: str | None
+    executable: str
+    source: str = ""  # "in-process" or "probe" (the stdlib-only script run in the target interpreter)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"version": self.version, "executable": self.executable, "source": self.source}
+
+
+@dataclass(frozen=True)
+class FrameworkInfo:
+    name: str  # "tensorflow"
+    version: str | None
+    cuda: str | None  # CUDA it was built with (build_info.py); None when the build info does not say
+    cudnn: str | None
+    gpu_build: bool | None  # None when unknown
+    package: str | None = None  # the installed distribution ("tensorflow-gpu")
+    path: str | None = None  # site directory it was found in
+    source: str = ""
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "cuda": self.cuda, "cudnn": self.cudnn,
+                "gpu_build": self.gpu_build, "package": self.package, "path": self.path,
+                "source": self.source}
+
+
+@dataclass(frozen=True)
+class ProbeRecord:
+    """What one probe did: ok | absent (nothing to run or read) | failed | timeout | skipped."""
+
+    name: str
+    status: str
+    detail: str = ""
+    seconds: float = 0.0
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "detail": self.detail,
+                "seconds": round(self.seconds, 4)}
+
+
+@dataclass(frozen=True)
+class Machine:
+    os: OSInfo
+    driver: DriverInfo | None
+    gpus: tuple[GpuInfo, ...] = ()
+    cuda_toolkits: tuple[ToolkitInfo, ...] = ()
+    cudnn: tuple[CudnnInfo, ...] = ()
+    python: PythonInfo | None = None
+    frameworks: tuple[FrameworkInfo, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    findings: tuple[Finding, ...] = ()
+    probes: tuple[ProbeRecord, ...] = ()
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The `stackresolve/detect@1` document (plus the added fields "env" and "probes")."""
+        return {
+            "schema": SCHEMA,
+            "os": self.os.to_json_dict(),
+            "driver": self.driver.to_json_dict() if self.driver is not None else None,
+            "gpus": [g.to_json_dict() for g in self.gpus],
+            "cuda_toolkits": [t.to_json_dict() for t in self.cuda_toolkits],
+            "cudnn": [c.to_json_dict() for c in self.cudnn],
+            "python": self.python.to_json_dict() if self.python is not None else None,
+            "frameworks": [f.to_json_dict() for f in self.frameworks],
+            "findings": [f.to_json_dict() for f in self.findings],
+            "env": dict(self.env),
+            "probes": [p.to_json_dict() for p in self.probes],
+        }
+
+    @property
+    def has_gpu(self) -> bool:
+        return bool(self.gpus)

@@ -1,0 +1,100 @@
+"""Readable text for `stackresolve detect`: every fact followed by the probe that found it, in brackets."""
+
+from __future__ import annotations
+
+from .model import Machine
+
+
+def _row(label: str, text: str, source: str | None) -> str:
+    src = f"  [{source}]" if source else ""
+    return f"{label:<12}{text}{src}"
+
+
+def render_text(machine: Machine) -> str:
+    lines: list[str] = []
+    o = machine.os
+    flavour = []
+    if o.wsl:
+        flavour.append("WSL2")
+    if o.container:
+        flavour.append("container")
+    os_text = " ".join(x for x in (o.system, o.distro, o.release, o.arch) if x)
+    if flavour:
+        os_text += " (" + ", ".join(flavour) + ")"
+    lines.append(_row("OS", os_text, o.source))
+
+    d = machine.driver
+    if d is None:
+        lines.append(_row("Driver", "none found", None))
+    else:
+        lines.append(_row("Driver", d.version or "unknown version", d.source if d.version else None))
+        lines.append(_row("CUDA max", (d.cuda_max or "unknown") + ("  (highest CUDA the driver supports)"
+                                                                    if d.cuda_max else ""),
+                          d.cuda_max_source))
+    if not machine.gpus:
+        lines.append(_row("GPU", "no NVIDIA GPU found", None))
+    for g in machine.gpus:
+        parts = [g.name or "unnamed GPU"]
+        if g.compute_capability:
+            cc = f"compute capability {g.compute_capability}"
+            if g.compute_capability_source and g.compute_capability_source != g.source:
+                cc += f" [{g.compute_capability_source}]"
+            parts.append(cc)
+        else:
+            parts.append("compute capability unknown")
+        if g.memory_mib:
+            parts.append(f"{g.memory_mib} MiB")
+        lines.append(_row(f"GPU {g.index}", ", ".join(parts), g.source))
+
+    if not machine.cuda_toolkits:
+        lines.append(_row("CUDA", "no toolkit found", None))
+    for t in machine.cuda_toolkits:
+        text = t.version + (f" ({t.full_version})" if t.full_version and t.full_version != t.version else "")
+        if t.path:
+            text += f" at {t.path}"
+        if t.on_path:
+            text += ", nvcc on PATH"
+        lines.append(_row("CUDA", text, t.source))
+    if not machine.cudnn:
+        lines.append(_row("cuDNN", "none found", None))
+    for c in machine.cudnn:
+        lines.append(_row("cuDNN", c.version + (f" at {c.path}" if c.path else ""), c.source))
+
+    p = machine.python
+    if p is not None:
+        lines.append(_row("Python", f"{p.version or 'unknown version'} {p.executable or ''}".rstrip(), p.source))
+    if not machine.frameworks:
+        lines.append(_row("TensorFlow", "not installed", None))
+    for f in machine.frameworks:
+        bits = [f"{f.package or f.name} {f.version or '?'}"]
+        if f.gpu_build is True:
+            bits.append("GPU build")
+        elif f.gpu_build is False:
+            bits.append("CPU-only build")
+        if f.cuda:
+            bits.append(f"built with CUDA {f.cuda}")
+        if f.cudnn:
+            bits.append(f"cuDNN {f.cudnn}")
+        lines.append(_row("TensorFlow", ", ".join(bits), f.source))
+
+    if machine.env:
+        lines.append("")
+        lines.append("Environment:")
+        for k, v in machine.env.items():
+            if k == "PATH" and len(v) > 100:
+                v = v[:97] + "..."
+            lines.append(f"  {k}={v}")
+    if machine.findings:
+        lines.append("")
+        lines.append("Findings:")
+        for f in machine.findings:
+            line = f"  {f.severity:<8}{f.code}: {f.message}"
+            if f.fix:
+                line += f"\n{'':<12}fix: {f.fix}"
+            lines.append(line)
+    if machine.probes:
+        lines.append("")
+        lines.append("Probes:")
+        for r in machine.probes:
+            lines.append(f"  {r.name:<34}{r.status:<8}{r.seconds * 1000:7.1f} ms  {r.detail}".rstrip())
+    return "\n".join(lines) + "\n"
