@@ -1,0 +1,384 @@
+"""Known error messages (constraints/errors.toml): typed records and their validation.
+
+This module never reads files: the knowledge loader parses the TOML and hands the document to
+`parse_errors` / `parse_error_knowledge`. The record shapes are documented at the top of
+constraints/errors.toml.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+CATEGORIES = (
+    "missing-cuda-runtime",
+    "missing-cudnn",
+    "missing-cuda-lib",
+    "cudnn-version-mismatch",
+    "driver-too-old",
+    "no-kernel-for-gpu",
+    "cudnn-init-failure",
+    "cublas-failure",
+    "out-of-memory",
+    "dll-load-failed-windows",
+    "protobuf-incompatible",
+    "tf1-api-on-tf2",
+    "no-gpu-detected",
+    "ptx-jit-slow",
+    "numpy-incompatible",
+    "h5py-incompatible",
+    "harmless",
+    "other",
+)
+SEVERITIES = ("error", "warning", "info")  # most serious first
+# What a version can be about: the suffix of wanted_*/found_* groups, and the keys of versions_seen.
+COMPONENTS = (
+    "cuda",
+    "cudnn",
+    "cc",
+    "driver",
+    "driver_cuda",
+    "tf",
+    "python",
+    "numpy",
+    "protobuf",
+    "h5py",
+    "tensorrt",
+)
+HINT_KEYS = COMPONENTS + ("gpu", "os")
+LIBRARY_COMPONENTS = ("cuda", "cudnn", "tensorrt", "driver")
+DEFAULT_RANK = 50
+
+_CODE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_VERSION = re.compile(r"^\d+(?:\.(?:\d+|x))*$")
+# {name} or {name|text shown when the value is unknown}; only lower-case identifiers are
+# placeholders, so `${CUDA_DIR}` in a text stays literal.
+PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)(?:\|([^{}]*))?\}")
+
+_ERROR_KEYS = {
+    "code", "category", "severity", "rank", "pattern", "example", "meaning", "causes", "fix",
+    "context", "pins", "source", "note",
+}
+_LIBRARY_KEYS = {"names", "component", "versions", "source", "note"}
+_HINT_KEYS = {"key", "pattern", "value", "example", "source", "note"}
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One possible cause; `when` (searched in the whole text) promotes it to the front, `unless`
+    moves it to the end (the text shows it does not apply)."""
+
+    text: str
+    when: re.Pattern[str] | None = field(default=None, compare=False)
+    when_pattern: str = ""
+    fix: str = ""  # replaces the record's fix when this cause is the chosen one
+    unless: re.Pattern[str] | None = field(default=None, compare=False)  # found: moved to the end
+    unless_pattern: str = ""
+
+
+@dataclass(frozen=True)
+class KnownError:
+    code: str
+    category: str
+    severity: str
+    rank: int
+    pattern: str
+    regex: re.Pattern[str] = field(compare=False, repr=False)
+    example: str
+    meaning: str
+    causes: tuple[Cause, ...]
+    fix: str
+    source: str
+    context: tuple[str, ...] = ()
+    pins: tuple[str, ...] = ()
+    note: str = ""
+
+    @property
+    def severity_order(self) -> int:
+        return SEVERITIES.index(self.severity)
+
+
+@dataclass(frozen=True)
+class LibraryName:
+    """A library file name TF dlopens and the versions of `component` it stands for."""
+
+    name: str  # as written in the data; matched case-insensitively
+    component: str
+    versions: tuple[str, ...]  # candidates, most likely first; "11.x" = any minor of 11
+    source: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class VersionHint:
+    key: str
+    pattern: str
+    regex: re.Pattern[str] = field(compare=False, repr=False)
+    example: str
+    source: str
+    value: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ErrorKnowledge:
+    """Everything in errors.toml: the known errors, the library table, the version hints."""
+
+    errors: tuple[KnownError, ...]
+    libraries: tuple[LibraryName, ...] = ()
+    hints: tuple[VersionHint, ...] = ()
+
+    def library(self, name: str) -> LibraryName | None:
+        key = name.lower()
+        for lib in self.libraries:
+            if lib.name.lower() == key:
+                return lib
+        return None
+
+
+# ----------------------------------------------------------------------------------------------
+# parsing and validation
+# ----------------------------------------------------------------------------------------------
+
+
+def _fail(where: str, message: str) -> ValueError:
+    return ValueError(f"errors.toml: {where}: {message}")
+
+
+def _text(record: dict, key: str, where: str, *, required: bool = True) -> str:
+    value = record.get(key, "")
+    if not isinstance(value, str):
+        raise _fail(where, f"`{key}` must be a string, got {value!r}")
+    if required and not value.strip():
+        raise _fail(where, f"`{key}` is missing or empty")
+    return value
+
+
+def _compile(pattern: str, where: str, key: str = "pattern") -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise _fail(where, f"`{key}` does not compile: {exc}") from exc
+
+
+def _check_placeholders(text: str, allowed: set[str], where: str, key: str) -> None:
+    for match in PLACEHOLDER.finditer(text):
+        if match.group(1) not in allowed:
+            raise _fail(
+                where,
+                f"`{key}` uses {{{match.group(1)}}}, which is neither a named group of the pattern "
+                "nor wanted_<component>/found_<component>/libs",
+            )
+
+
+def _parse_causes(raw: Any, where: str) -> tuple[Cause, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise _fail(where, "`causes` must be a non-empty list (most likely first)")
+    causes: list[Cause] = []
+    for i, item in enumerate(raw):
+        cwhere = f"{where}, causes[{i}]"
+        if isinstance(item, str):
+            if not item.strip():
+                raise _fail(cwhere, "empty cause")
+            causes.append(Cause(text=item))
+        elif isinstance(item, dict):
+            unknown = set(item) - {"text", "when", "unless", "fix"}
+            if unknown:
+                raise _fail(cwhere, f"unknown keys {sorted(unknown)}")
+            text = _text(item, "text", cwhere)
+            when = _text(item, "when", cwhere, required=False)
+            unless = _text(item, "unless", cwhere, required=False)
+            causes.append(
+                Cause(
+                    text=text,
+                    when=_compile(when, cwhere, "when") if when else None,
+                    when_pattern=when,
+                    fix=_text(item, "fix", cwhere, required=False),
+                    unless=_compile(unless, cwhere, "unless") if unless else None,
+                    unless_pattern=unless,
+                )
+            )
+        else:
+            raise _fail(cwhere, f"a cause is a string or a table, got {item!r}")
+    return tuple(causes)
+
+
+def _string_list(record: dict, key: str, where: str) -> tuple[str, ...]:
+    value = record.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise _fail(where, f"`{key}` must be a list of non-empty strings")
+    return tuple(value)
+
+
+def _parse_error(record: Any, index: int) -> KnownError:
+    where = f"error[{index}]"
+    if not isinstance(record, dict):
+        raise _fail(where, "each [[error]] must be a table")
+    code = _text(record, "code", where)
+    where = f"error[{index}] (code={code!r})"
+    if not _CODE.match(code):
+        raise _fail(where, "`code` must be kebab-case (a-z, 0-9, single dashes)")
+    unknown = set(record) - _ERROR_KEYS
+    if unknown:
+        raise _fail(where, f"unknown keys {sorted(unknown)}")
+    category = _text(record, "category", where)
+    if category not in CATEGORIES:
+        raise _fail(where, f"category {category!r} is not one of {', '.join(CATEGORIES)}")
+    severity = _text(record, "severity", where)
+    if severity not in SEVERITIES:
+        raise _fail(where, f"severity {severity!r} is not one of {', '.join(SEVERITIES)}")
+    if category == "harmless" and severity != "info":
+        raise _fail(where, "category `harmless` requires severity `info`")
+    rank = record.get("rank", DEFAULT_RANK)
+    if not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank <= 100:
+        raise _fail(where, f"`rank` must be an integer 0-100, got {rank!r}")
+
+    pattern = _text(record, "pattern", where)
+    regex = _compile(pattern, where)
+    for group in regex.groupindex:
+        role, _, component = group.partition("_")
+        if role in ("wanted", "found") and component not in COMPONENTS:
+            raise _fail(where, f"group {group!r}: unknown component {component!r} (one of {', '.join(COMPONENTS)})")
+    example = _text(record, "example", where)
+    if not regex.search(example):
+        raise _fail(where, "`example` does not match its own `pattern`")
+
+    meaning = _text(record, "meaning", where)
+    causes = _parse_causes(record.get("causes"), where)
+    fix = _text(record, "fix", where)
+    source = _text(record, "source", where)
+    context = _string_list(record, "context", where)
+    for key in context:
+        if key not in HINT_KEYS:
+            raise _fail(where, f"context key {key!r} is not a version_hint key ({', '.join(HINT_KEYS)})")
+    pins = _string_list(record, "pins", where)
+
+    allowed = set(regex.groupindex) | {"libs"}
+    allowed |= {f"{role}_{c}" for role in ("wanted", "found") for c in COMPONENTS}
+    _check_placeholders(meaning, allowed, where, "meaning")
+    _check_placeholders(fix, allowed, where, "fix")
+    for i, cause in enumerate(causes):
+        _check_placeholders(cause.text, allowed, where, f"causes[{i}]")
+        _check_placeholders(cause.fix, allowed, where, f"causes[{i}].fix")
+
+    return KnownError(
+        code=code,
+        category=category,
+        severity=severity,
+        rank=rank,
+        pattern=pattern,
+        regex=regex,
+        example=example,
+        meaning=meaning,
+        causes=causes,
+        fix=fix,
+        source=source,
+        context=context,
+        pins=pins,
+        note=_text(record, "note", where, required=False),
+    )
+
+
+def parse_errors(doc: dict) -> tuple[KnownError, ...]:
+    """Validate the [[error]] records of an already-parsed errors.toml document.
+
+    Raises ValueError naming the offending record: duplicate code, unknown category or severity,
+    a pattern that does not compile, an example its own pattern does not match, an empty source,
+    an unknown placeholder in a text. The [[library]] and [[version_hint]] tables are validated
+    too, so that one call checks the whole file.
+    """
+    if not isinstance(doc, dict):
+        raise ValueError("errors.toml: the document must be a table")
+    raw = doc.get("error")
+    if not isinstance(raw, list) or not raw:
+        raise ValueError("errors.toml: no [[error]] records")
+    errors = tuple(_parse_error(record, i) for i, record in enumerate(raw))
+    seen: dict[str, int] = {}
+    for i, error in enumerate(errors):
+        if error.code in seen:
+            raise _fail(f"error[{i}] (code={error.code!r})", f"duplicate code (first at error[{seen[error.code]}])")
+        seen[error.code] = i
+    parse_libraries(doc)
+    parse_version_hints(doc)
+    return errors
+
+
+def parse_libraries(doc: dict) -> tuple[LibraryName, ...]:
+    """The [[library]] table, one LibraryName per file name."""
+    out: list[LibraryName] = []
+    seen: dict[str, int] = {}
+    for i, record in enumerate(doc.get("library", [])):
+        where = f"library[{i}]"
+        if not isinstance(record, dict):
+            raise _fail(where, "each [[library]] must be a table")
+        unknown = set(record) - _LIBRARY_KEYS
+        if unknown:
+            raise _fail(where, f"unknown keys {sorted(unknown)}")
+        names = _string_list(record, "names", where)
+        if not names:
+            raise _fail(where, "`names` is empty")
+        where = f"library[{i}] ({names[0]})"
+        component = _text(record, "component", where)
+        if component not in LIBRARY_COMPONENTS:
+            raise _fail(where, f"component {component!r} is not one of {', '.join(LIBRARY_COMPONENTS)}")
+        versions = record.get("versions")
+        if not isinstance(versions, list) or not all(isinstance(v, str) and _VERSION.match(v) for v in versions):
+            raise _fail(where, '`versions` must be a list of versions such as "10.1" or "11.x"')
+        if not versions and component != "driver":
+            raise _fail(where, "`versions` may be empty only for the driver")
+        source = _text(record, "source", where)
+        note = _text(record, "note", where, required=False)
+        for name in names:
+            key = name.lower()
+            if key in seen:
+                raise _fail(where, f"{name!r} is already in library[{seen[key]}]")
+            seen[key] = i
+            out.append(LibraryName(name=name, component=component, versions=tuple(versions), source=source, note=note))
+    return tuple(out)
+
+
+def parse_version_hints(doc: dict) -> tuple[VersionHint, ...]:
+    """The [[version_hint]] table."""
+    out: list[VersionHint] = []
+    for i, record in enumerate(doc.get("version_hint", [])):
+        where = f"version_hint[{i}]"
+        if not isinstance(record, dict):
+            raise _fail(where, "each [[version_hint]] must be a table")
+        unknown = set(record) - _HINT_KEYS
+        if unknown:
+            raise _fail(where, f"unknown keys {sorted(unknown)}")
+        key = _text(record, "key", where)
+        where = f"version_hint[{i}] (key={key!r})"
+        if key not in HINT_KEYS:
+            raise _fail(where, f"key {key!r} is not one of {', '.join(HINT_KEYS)}")
+        pattern = _text(record, "pattern", where)
+        regex = _compile(pattern, where)
+        value = _text(record, "value", where, required=False)
+        groups = set(regex.groupindex)
+        if not value and "v" not in groups and not {"v_major", "v_minor"} <= groups:
+            raise _fail(where, "the pattern needs a group `v` (or `v_major` and `v_minor`), or give a fixed `value`")
+        example = _text(record, "example", where)
+        if not regex.search(example):
+            raise _fail(where, "`example` does not match its own `pattern`")
+        out.append(
+            VersionHint(
+                key=key,
+                pattern=pattern,
+                regex=regex,
+                example=example,
+                source=_text(record, "source", where),
+                value=value,
+                note=_text(record, "note", where, required=False),
+            )
+        )
+    return tuple(out)
+
+
+def parse_error_knowledge(doc: dict) -> ErrorKnowledge:
+    """The whole errors.toml document: errors, library table, version hints."""
+    return ErrorKnowledge(
+        errors=parse_errors(doc),
+        libraries=parse_libraries(doc),
+        hints=parse_version_hints(doc),
+    )
