@@ -15,6 +15,9 @@ A GPU's compute_capability is None when no probe could report it (nvidia-smi of 
 compute_cap field; the banner never shows it): the caller looks it up by `name` in the GPU table and may drop the
 "compute-capability-unknown" finding once found.
 
+`probe_libraries(names, search_dirs)` tries to load shared libraries (libcudart.so.10.0, cudnn64_7.dll) the way
+TensorFlow's loader would, in a child process with a timeout, and says which load and from where.
+
 Submodules are imported on first use, so `import stackresolve.detect` costs almost nothing.
 """
 
@@ -24,8 +27,8 @@ from typing import TYPE_CHECKING
 
 __all__ = [
     "detect_machine", "render_text", "Machine", "OSInfo", "DriverInfo", "GpuInfo", "ToolkitInfo", "CudnnInfo",
-    "PythonInfo", "FrameworkInfo", "Finding", "ProbeRecord", "LocalFS", "SubprocessRunner", "CommandNotFound",
-    "CommandTimeout", "SCHEMA",
+    "PythonInfo", "PackageInfo", "FrameworkInfo", "Finding", "ProbeRecord", "LocalFS", "SubprocessRunner",
+    "CommandNotFound", "CommandTimeout", "SCHEMA", "probe_libraries",
 ]
 
 _WHERE = {
@@ -35,15 +38,17 @@ _WHERE = {
     "SubprocessRunner": "runner",
     "CommandNotFound": "runner",
     "CommandTimeout": "runner",
+    "probe_libraries": "libload",
 }
-_MODEL = {"Machine", "OSInfo", "DriverInfo", "GpuInfo", "ToolkitInfo", "CudnnInfo", "PythonInfo", "FrameworkInfo",
-          "Finding", "ProbeRecord", "SCHEMA"}
+_MODEL = {"Machine", "OSInfo", "DriverInfo", "GpuInfo", "ToolkitInfo", "CudnnInfo", "PythonInfo", "PackageInfo",
+          "FrameworkInfo", "Finding", "ProbeRecord", "SCHEMA"}
 
 if TYPE_CHECKING:  # pragma: no cover
     from .fs import LocalFS
+    from .libload import probe_libraries
     from .machine import detect_machine
     from .model import (SCHEMA, CudnnInfo, DriverInfo, Finding, FrameworkInfo, GpuInfo, Machine, OSInfo,
-                        ProbeRecord, PythonInfo, ToolkitInfo)
+                        PackageInfo, ProbeRecord, PythonInfo, ToolkitInfo)
     from .render import render_text
     from .runner import CommandNotFound, CommandTimeout, SubprocessRunner
 

@@ -17,6 +17,12 @@ import sys
 TF_DISTS = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tf-nightly", "tf-nightly-gpu", "tf-nightly-cpu",
             "tensorflow-intel", "tensorflow-macos", "tensorflow-aarch64", "tensorflow-rocm")
 NVIDIA_PREFIXES = ("nvidia-cudnn-", "nvidia-cuda-runtime-", "nvidia-cuda-nvcc-")
+# packages whose installed version decides whether a TensorFlow release imports (the pitfalls of
+# constraints/pitfalls.toml name them); every "nvidia-*" distribution is reported as well
+PIP_PACKAGES = ("protobuf", "numpy", "h5py", "keras", "tensorboard", "tensorflow-estimator", "typing-extensions",
+                "gast", "ml-dtypes", "tf-keras", "keras-applications", "keras-preprocessing", "wrapt", "six",
+                "absl-py", "grpcio", "scipy", "setuptools", "termcolor", "opt-einsum", "flatbuffers", "astunparse",
+                "google-pasta", "tensorflow-io-gcs-filesystem", "jax", "jaxlib", "tensorrt")
 # where build_info.py lives: tensorflow_core/ for 1.15 and 2.0-2.1, tensorflow/ otherwise
 TF_MODULE_DIRS = ("tensorflow", "tensorflow_core")
 
@@ -71,6 +77,29 @@ def scan(sys_path):
     """Interesting distributions on sys_path, first one of each name (the one Python would import)."""
     dists = []
     seen = set()
+    for site, entry, name, version in _dist_entries(sys_path):
+        if name not in TF_DISTS and not name.startswith(NVIDIA_PREFIXES):
+            continue
+        if name in seen:
+            continue
+        seen.add(name)
+        if version is None:
+            version = _metadata_version(os.path.join(site, entry))
+        dist = {"name": name, "version": version, "location": site}
+        if name in TF_DISTS:
+            for mod in TF_MODULE_DIRS:
+                bi = os.path.join(site, mod, "python", "platform", "build_info.py")
+                text = _read(bi)
+                if text is not None:
+                    dist["build_info"] = parse_build_info(text)
+                    dist["build_info_path"] = bi
+                    break
+        dists.append(dist)
+    return dists
+
+
+def _dist_entries(sys_path):
+    """(site, entry, normalized name, version from the entry name or None) for every dist-info / egg-info."""
     for site in sys_path:
         if not site or not os.path.isdir(site):
             continue
@@ -86,26 +115,41 @@ def scan(sys_path):
             else:
                 continue
             parts = base.split("-")
-            name = _norm(parts[0])
-            if name not in TF_DISTS and not name.startswith(NVIDIA_PREFIXES):
-                continue
-            if name in seen:
-                continue
-            seen.add(name)
             version = parts[1] if len(parts) > 1 and parts[1][:1].isdigit() else None
-            if version is None:
-                version = _metadata_version(os.path.join(site, entry))
-            dist = {"name": name, "version": version, "location": site}
-            if name in TF_DISTS:
-                for mod in TF_MODULE_DIRS:
-                    bi = os.path.join(site, mod, "python", "platform", "build_info.py")
-                    text = _read(bi)
-                    if text is not None:
-                        dist["build_info"] = parse_build_info(text)
-                        dist["build_info_path"] = bi
-                        break
-            dists.append(dist)
-    return dists
+            yield site, entry, _norm(parts[0]), version
+
+
+def scan_packages(sys_path):
+    """PIP_PACKAGES and nvidia-* distributions on sys_path, first one of each name (the one Python imports)."""
+    found = []
+    seen = set()
+    for site, entry, name, version in _dist_entries(sys_path):
+        if name in seen or not (name in PIP_PACKAGES or name.startswith("nvidia-")):
+            continue
+        seen.add(name)
+        if version is None:
+            version = _metadata_version(os.path.join(site, entry))
+        found.append({"name": name, "version": version, "location": site})
+    return found
+
+
+def nvidia_lib_dirs(sys_path):
+    """site/nvidia/<component>/lib (Linux wheels) and .../bin (Windows wheels) folders that exist."""
+    dirs = []
+    for site in sys_path:
+        root = os.path.join(site or "", "nvidia")
+        if not site or not os.path.isdir(root):
+            continue
+        try:
+            components = sorted(os.listdir(root))
+        except OSError:
+            continue
+        for component in components:
+            for sub in ("lib", "bin"):
+                d = os.path.join(root, component, sub)
+                if os.path.isdir(d) and d not in dirs:
+                    dirs.append(d)
+    return dirs
 
 
 def probe(sys_path=None):
@@ -118,6 +162,8 @@ def probe(sys_path=None):
         "prefix": sys.prefix,
         "implementation": getattr(getattr(sys, "implementation", None), "name", None),
         "dists": scan(sys_path),
+        "packages": scan_packages(sys_path),
+        "nvidia_lib_dirs": nvidia_lib_dirs(sys_path),
     }
 
 

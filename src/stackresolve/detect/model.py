@@ -110,13 +110,37 @@ class CudnnInfo:
 
 
 @dataclass(frozen=True)
+class PackageInfo:
+    """An installed distribution of the target interpreter, read from its dist-info / egg-info (never imported)."""
+
+    name: str  # normalized ("typing-extensions", "nvidia-cudnn-cu12")
+    version: str | None
+    location: str | None = None  # site directory
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "location": self.location}
+
+
+@dataclass(frozen=True)
 class PythonInfo:
     version: str | None
     executable: str
     source: str = ""  # "in-process" or "probe" (the stdlib-only script run in the target interpreter)
+    prefix: str | None = None
+    packages: tuple[PackageInfo, ...] = ()  # the pitfall packages and every nvidia-* wheel (_pyprobe.PIP_PACKAGES)
+    nvidia_lib_dirs: tuple[str, ...] = ()  # site-packages/nvidia/<component>/lib (bin on Windows) that exist
+
+    def package(self, name: str) -> PackageInfo | None:
+        """The installed distribution called `name` (any spelling: "typing_extensions", "Typing-Extensions")."""
+        import re
+
+        wanted = re.sub(r"[-_.]+", "-", name).lower()
+        return next((p for p in self.packages if p.name == wanted), None)
 
     def to_json_dict(self) -> dict[str, Any]:
-        return {"version": self.version, "executable": self.executable, "source": self.source}
+        return {"version": self.version, "executable": self.executable, "source": self.source,
+                "prefix": self.prefix, "packages": [p.to_json_dict() for p in self.packages],
+                "nvidia_lib_dirs": list(self.nvidia_lib_dirs)}
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import os
 import sys
 import time
 
-from .model import Finding, FrameworkInfo, ProbeRecord, PythonInfo
+from .model import Finding, FrameworkInfo, PackageInfo, ProbeRecord, PythonInfo
 from .runner import CommandNotFound, CommandTimeout
 
 PYTHON_PROBE_TIMEOUT = 15.0
@@ -88,8 +88,12 @@ def run_python_probe(python_exe: str | None, runner, records: list, findings: li
 def python_info(doc: dict | None, python_exe: str | None) -> PythonInfo | None:
     if doc is None:
         return PythonInfo(version=None, executable=python_exe, source="probe-failed") if python_exe else None
+    packages = tuple(PackageInfo(name=str(p["name"]), version=p.get("version"), location=p.get("location"))
+                     for p in doc.get("packages") or () if isinstance(p, dict) and p.get("name"))
+    lib_dirs = tuple(str(d) for d in doc.get("nvidia_lib_dirs") or () if d)
     return PythonInfo(version=doc.get("python"), executable=doc.get("executable") or python_exe or sys.executable,
-                      source=doc.get("_source", ""))
+                      source=doc.get("_source", ""), prefix=doc.get("prefix"), packages=packages,
+                      nvidia_lib_dirs=lib_dirs)
 
 
 def frameworks(doc: dict | None, findings: list) -> list[FrameworkInfo]:

@@ -63,6 +63,8 @@ def render_text(machine: Machine) -> str:
     p = machine.python
     if p is not None:
         lines.append(_row("Python", f"{p.version or 'unknown version'} {p.executable or ''}".rstrip(), p.source))
+        if p.packages:
+            lines.append(_row("pip", ", ".join(f"{d.name} {d.version or '?'}" for d in p.packages), "dist-info"))
     if not machine.frameworks:
         lines.append(_row("TensorFlow", "not installed", None))
     for f in machine.frameworks:
