@@ -48,7 +48,7 @@ AND_CUDA_LIBS = {"cuda_runtime": ["libcudart.so.12"], "cublas": ["libcublas.so.1
                  "cufft": ["libcufft.so.11"], "curand": ["libcurand.so.10"], "cusolver": ["libcusolver.so.11"],
                  "cusparse": ["libcusparse.so.12"], "cudnn": ["libcudnn.so.8"]}
 # TensorFlow 1.15's own requirements (its setup.py): numpy < 1.19, gast == 0.2.2, tensorboard / estimator 1.15
-TF115_ENV = {"numpy": "1.18.5", "gast": "0.2.2", "h5py": "2.10.0", "protobuf": "3.20.3", "tensorboard": "1.15.0",
+TF115_ENV = {"numpy": "1.18.5", "gast": "0.2.2", "h5py": "2.10.0", "protobuf": "3.19.6", "tensorboard": "1.15.0",
              "tensorflow_estimator": "1.15.1", "six": "1.16.0", "wrapt": "1.14.1"}
 # TensorFlow 2.15.1's requirements (its METADATA): numpy < 2, ml-dtypes ~= 0.2.0, wrapt < 1.15, keras 2.15, ...
 TF215_ENV = {"numpy": "1.26.4", "protobuf": "4.23.4", "ml_dtypes": "0.2.0", "wrapt": "1.14.1", "keras": "2.15.0",

@@ -208,7 +208,7 @@ class StackProvider(AbstractProvider):
         if not fw.gpu:
             return deps
         build_source = fw.build.source if fw.build else fw.release.source
-        if fw.extra:
+        if fw.cudnn_pin:
             deps.append(Req("cuda", lambda c, v=fw.cuda: c.toolkit.version == v,
                             f"{fw.release.package}[{fw.extra}] {fw.release.version} pins the CUDA {fw.cuda} "
                             f"runtime wheels", fw.release.source))
@@ -275,16 +275,15 @@ def _framework_candidates(kb: KnowledgeBase, request: Request) -> list[Framework
                 extra = "and-cuda" if (gpu and line.and_cuda_extra and release.and_cuda
                                        and request.os in ("linux", "wsl2")) else ""
                 cuda = cudnn_min = cudnn_pin = None
-                if gpu and extra:
-                    runtime = _pinned(release.and_cuda, _CUDA_RUNTIME)
-                    cudnn = _pinned(release.and_cuda, _CUDNN)
-                    if runtime is None or cudnn is None:
-                        extra = ""
-                    else:
-                        cuda = f"{runtime.major}.{runtime.minor}"
-                        cudnn_pin = ".".join(str(p) for p in cudnn.release[:3])
-                        cudnn_min = cudnn_pin
-                if gpu and not extra:
+                runtime = _pinned(release.and_cuda, _CUDA_RUNTIME) if extra else None
+                cudnn = _pinned(release.and_cuda, _CUDNN) if extra else None
+                if runtime is not None and cudnn is not None:
+                    # The extra pins exact wheels (2.14-2.19): those versions are the stack.
+                    cuda = f"{runtime.major}.{runtime.minor}"
+                    cudnn_pin = ".".join(str(p) for p in cudnn.release[:3])
+                    cudnn_min = cudnn_pin
+                elif gpu:
+                    # No extra, or one with version ranges (2.20+): the tested configuration names the stack.
                     if build is None:
                         continue  # no tested GPU configuration for this line and OS
                     cuda, cudnn_min = build.cuda, build.cudnn
@@ -520,10 +519,17 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
     cudnn_c: CudnnCandidate = mapping["cudnn"]
     toolkit = cuda_c.toolkit
     build_source = fw.build.source if fw.build else fw.release.source
-    if fw.extra:
+    if fw.cudnn_pin:
         why_cuda = f"{package} installs the CUDA {toolkit.version} runtime as pip wheels"
         why_cudnn = f"{package} pins cuDNN {fw.cudnn_pin} as a pip wheel"
         cuda_source = cudnn_source = fw.release.source
+    elif fw.extra:
+        why_cuda = (f"{package} installs CUDA runtime wheels within ranges; TensorFlow {fw.line.version} was tested "
+                    f"with CUDA {toolkit.version}")
+        why_cudnn = (f"{package} installs a cuDNN wheel within a range; the tested build used cuDNN {fw.cudnn_min} and "
+                     f"{cudnn_c.release.version} is the newest such cuDNN built for CUDA {toolkit.version}")
+        cuda_source = f"{build_source}; {fw.release.source}"
+        cudnn_source = f"{build_source}; {fw.release.source}; {cudnn_c.release.source}"
     else:
         why_cuda = f"TensorFlow {fw.line.version} {request.os} GPU builds were tested with CUDA {toolkit.version}"
         why_cudnn = (f"built with cuDNN {fw.cudnn_min}; TensorFlow accepts the same major with an equal or higher "

@@ -57,7 +57,7 @@ def validate_tf(kb: KnowledgeBase, text: str) -> None:
     spec = parse_tf_spec(text)
     if not str(spec) or any(spec.contains(w.key, prereleases=True) for w in kb.wheels):
         return
-    lines = sorted({w.line for w in kb.wheels}, key=Version)
+    lines = sorted((l.version for l in kb.lines), key=Version)
     wanted = text.strip().lstrip("=<>!~ ").split(",")[0]
     try:
         target = Version(wanted)
@@ -156,3 +156,12 @@ def build_request(kb: KnowledgeBase, flags: Flags, machine: MachineFacts | None)
     gpus.sort(key=lambda g: cc_tuple(g.cc))
     return Request(tf=flags.tf, tf_spec=spec, os=os_name, arch=arch, python=python, driver=driver,
                    gpus=tuple(gpus), cpu_only=cpu_only, vendor=vendor, assumptions=tuple(assumptions))
+
+
+def tf_line_for_cuda(kb: KnowledgeBase, cuda: str, os_name: str) -> str | None:
+    """The newest TensorFlow line whose tested GPU build on this OS uses a CUDA version ("10.0", "11.x")."""
+    table_os = "windows" if os_name == "windows" else "linux"
+    major = cuda[:-2] if cuda.endswith(".x") else None
+    lines = [b.line for b in kb.tested_builds if b.os == table_os and b.gpu
+             and (b.cuda == cuda or (major is not None and b.cuda.split(".")[0] == major))]
+    return max(lines, key=Version) if lines else None

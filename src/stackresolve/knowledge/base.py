@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from packaging.version import Version
 
+from stackresolve.knowledge.install_facts import CudaImage, CudaInstaller, CudnnZip, MsvcRuntime, TfImage
 from stackresolve.knowledge.model import (
     ArchSupport,
     CompiledArch,
@@ -42,6 +43,11 @@ class KnowledgeBase:
     arch_support: tuple[ArchSupport, ...]
     platform_minimums: tuple[PlatformMinimum, ...]
     pitfalls: tuple[Pitfall, ...] = ()
+    tf_images: tuple[TfImage, ...] = ()
+    cuda_images: tuple[CudaImage, ...] = ()
+    cuda_installers: tuple[CudaInstaller, ...] = ()
+    cudnn_zips: tuple[CudnnZip, ...] = ()
+    msvc_runtimes: tuple[MsvcRuntime, ...] = ()
     _gpu_index: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _arch_by_line: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _wheels_by_package: dict = field(default_factory=dict, init=False, repr=False, compare=False)

@@ -290,7 +290,7 @@ def parse_pitfalls(doc: dict) -> tuple[Pitfall, ...]:
 
 
 CORE_FILES = ("meta.toml", "tensorflow.toml", "tensorflow_wheels.toml", "cuda.toml", "cudnn.toml", "gpus.toml",
-              "drivers.toml", "pitfalls.toml")
+              "drivers.toml", "pitfalls.toml", "docker.toml", "windows.toml")
 
 
 def load_knowledge(directory: Path | None = None):
@@ -303,8 +303,15 @@ def load_knowledge(directory: Path | None = None):
         doc, raw = read_toml(name, directory)
         docs[name] = doc
         digest.update(raw)
+    from stackresolve.knowledge.install_facts import InstallFactsError, parse_docker, parse_windows
+
     lines, builds, archs = parse_tensorflow(docs["tensorflow.toml"])
     support, minimums = parse_drivers(docs["drivers.toml"])
+    try:
+        tf_images, cuda_images = parse_docker(docs["docker.toml"])
+        cuda_installers, cudnn_zips, msvc_runtimes = parse_windows(docs["windows.toml"])
+    except InstallFactsError as exc:
+        raise KnowledgeError(str(exc)) from exc
     return KnowledgeBase(
         date=str(docs["meta.toml"].get("date", "")),
         digest=digest.hexdigest()[:12],
@@ -318,6 +325,11 @@ def load_knowledge(directory: Path | None = None):
         arch_support=support,
         platform_minimums=minimums,
         pitfalls=parse_pitfalls(docs["pitfalls.toml"]),
+        tf_images=tf_images,
+        cuda_images=cuda_images,
+        cuda_installers=cuda_installers,
+        cudnn_zips=cudnn_zips,
+        msvc_runtimes=msvc_runtimes,
     )
 
 
@@ -325,3 +337,16 @@ def load_knowledge(directory: Path | None = None):
 def knowledge():
     """The packaged knowledge base, loaded once per process."""
     return load_knowledge()
+
+
+@lru_cache(maxsize=1)
+def error_knowledge():
+    """constraints/errors.toml (known error messages, library names, version hints), loaded on first use:
+    only `explain` and `doctor` need it."""
+    from stackresolve.knowledge.errors import parse_error_knowledge
+
+    doc, _ = read_toml("errors.toml")
+    try:
+        return parse_error_knowledge(doc)
+    except ValueError as exc:
+        raise KnowledgeError(f"errors.toml: {exc}") from exc

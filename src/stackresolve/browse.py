@@ -1,0 +1,106 @@
+"""`stackresolve gpus` and `stackresolve show tf X`: the knowledge base, readable, with sources."""
+
+from __future__ import annotations
+
+import json
+
+from packaging.version import InvalidVersion, Version
+
+from stackresolve.knowledge.base import KnowledgeBase, normalize_gpu_name
+from stackresolve.knowledge.model import WHEEL_PLATFORMS, cc_tuple
+from stackresolve.request import InputError
+
+GPU_PACKAGES = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-intel")
+
+
+def _matching_gpus(kb: KnowledgeBase, search: str | None):
+    gpus = sorted(kb.gpus, key=lambda g: (cc_tuple(g.cc), g.name))
+    if not search:
+        return gpus
+    needle = normalize_gpu_name(search)
+    return [g for g in gpus if any(needle in normalize_gpu_name(s) for s in (g.name, *g.aliases))]
+
+
+def gpus_text(kb: KnowledgeBase, search: str | None) -> str:
+    gpus = _matching_gpus(kb, search)
+    if not gpus:
+        return f"no GPU model matches {search!r}\n"
+    out = [f"{'compute':<8} {'architecture':<12} {'segment':<12} name", "-" * 60]
+    out += [f"{g.cc:<8} {g.architecture:<12} {g.segment:<12} {g.name}" for g in gpus]
+    out.append(f"\n{len(gpus)} models")
+    return "\n".join(out) + "\n"
+
+
+def gpus_json(kb: KnowledgeBase, search: str | None) -> str:
+    return json.dumps({"schema": "stackresolve/gpus@1", "gpus": [
+        {"name": g.name, "compute_capability": g.cc, "architecture": g.architecture, "segment": g.segment,
+         "aliases": list(g.aliases), "source": g.source} for g in _matching_gpus(kb, search)]}, indent=2) + "\n"
+
+
+def _line_of(kb: KnowledgeBase, version: str) -> str:
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        raise InputError(f"show tf {version!r}: not a version; use a release line such as 1.15 or 2.10")
+    line = f"{v.major}.{v.minor}"
+    if kb.line(line) is None:
+        known = sorted((l.version for l in kb.lines), key=Version)
+        raise InputError(f"show tf {version!r}: unknown TensorFlow line; known lines are {known[0]} ... {known[-1]}")
+    return line
+
+
+def show_tf_data(kb: KnowledgeBase, version: str) -> dict:
+    line = _line_of(kb, version)
+    record = kb.line(line)
+    arch = kb.compiled_arch(line)
+    releases = [w for p in GPU_PACKAGES for w in kb.wheel_releases(p) if w.line == line]
+    return {
+        "line": line,
+        "gpu_package_linux": record.gpu_package_linux or None,
+        "gpu_package_windows": record.gpu_package_windows or None,
+        "and_cuda_extra": record.and_cuda_extra,
+        "note": record.note,
+        "source": record.source,
+        "tested_builds": [
+            {"os": b.os, "package": b.package, "version": b.version, "python": b.python, "cuda": b.cuda or None,
+             "cudnn": b.cudnn or None, "compiler": b.compiler, "build_tools": b.build_tools, "source": b.source}
+            for b in kb.tested_builds if b.line == line],
+        "compiled_arch": None if arch is None else {"sass": list(arch.sass), "ptx": list(arch.ptx),
+                                                    "source": arch.source, "note": arch.note},
+        "releases": [{"package": w.package, "version": w.version, "pythons": dict(w.pythons), "yanked": w.yanked,
+                      "stub": w.stub, "and_cuda": list(w.and_cuda), "source": w.source} for w in releases],
+    }
+
+
+def show_tf_json(kb: KnowledgeBase, version: str) -> str:
+    return json.dumps({"schema": "stackresolve/show-tf@1", **show_tf_data(kb, version)}, indent=2) + "\n"
+
+
+def show_tf_text(kb: KnowledgeBase, version: str) -> str:
+    data = show_tf_data(kb, version)
+    out = [f"TensorFlow {data['line']}",
+           f"  GPU package: Linux {data['gpu_package_linux'] or 'none'}, "
+           f"native Windows {data['gpu_package_windows'] or 'none'}"
+           + (", `tensorflow[and-cuda]` on Linux" if data["and_cuda_extra"] else ""),
+           f"  source: {data['source']}"]
+    if data["note"]:
+        out.append(f"  note: {data['note']}")
+    out += ["", "Tested build configurations (TensorFlow's tables)"]
+    for b in data["tested_builds"]:
+        cuda = f"CUDA {b['cuda']}, cuDNN {b['cudnn']}" if b["cuda"] else "CPU"
+        out.append(f"  {b['os']:<8} {b['package']}-{b['version']:<10} Python {b['python']:<14} {cuda}")
+    if data["tested_builds"]:
+        out.append(f"  source: {data['tested_builds'][0]['source']}")
+    arch = data["compiled_arch"]
+    out += ["", "CUDA architectures in the official wheels"]
+    if arch:
+        out.append(f"  SASS {', '.join(arch['sass'])}; PTX {', '.join(arch['ptx']) or 'none'}")
+        out.append(f"  source: {arch['source']}")
+    else:
+        out.append("  not recorded")
+    out += ["", "Releases on the package index (CPython versions with a wheel)"]
+    for r in data["releases"]:
+        flags = " (yanked)" if r["yanked"] else (" (stub: no wheels)" if r["stub"] else "")
+        platforms = "; ".join(f"{p} {','.join(r['pythons'][p])}" for p in WHEEL_PLATFORMS if r["pythons"].get(p))
+        out.append(f"  {r['package']} {r['version']}{flags}: {platforms or '-'}")
+    return "\n".join(out) + "\n"

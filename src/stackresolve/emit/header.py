@@ -1,0 +1,29 @@
+"""The short header every plan starts with: the stack, the request, the knowledge-base version."""
+
+from __future__ import annotations
+
+from stackresolve import __version__
+from stackresolve.resolve import Resolution
+
+
+def header_lines(resolution: Resolution, kind: str) -> list[str]:
+    request = resolution.request
+    stack = resolution.stack
+    wanted = [f"TensorFlow {request.tf}", f"os {request.os}"]
+    if request.python:
+        wanted.append(f"Python {request.python}")
+    if request.gpus:
+        wanted.append("GPU " + ", ".join(f"{g.name or 'cc'} {g.cc}" for g in request.gpus))
+    if request.driver:
+        wanted.append(f"driver {request.driver}")
+    if request.cpu_only:
+        wanted.append("CPU only")
+    lines = [f"stackresolve {kind} plan",
+             f"stack: {stack.summary}" if stack else "stack: none (no consistent stack)",
+             f"request: {', '.join(wanted)}",
+             f"knowledge base {resolution.kb_version}, stackresolve {__version__}"]
+    return lines
+
+
+def comment_header(resolution: Resolution, kind: str, prefix: str = "# ") -> str:
+    return "".join(f"{prefix}{line}\n" for line in header_lines(resolution, kind))

@@ -1,0 +1,26 @@
+"""The `stackresolve/plan@1` JSON document (see DESIGN.md); fields are only ever added."""
+
+from __future__ import annotations
+
+import json
+
+from stackresolve.resolve import Resolution
+
+SCHEMA = "stackresolve/plan@1"
+
+
+def document(resolution: Resolution, plans: dict[str, str]) -> dict:
+    return {
+        "schema": SCHEMA,
+        "status": resolution.status,
+        "request": resolution.request.to_json(),
+        "stack": resolution.stack.to_json() if resolution.stack else None,
+        "findings": [f.to_json() for f in resolution.findings],
+        "alternatives": [a.to_json() for a in resolution.alternatives],
+        "plans": plans,
+        "knowledge_base": {"version": resolution.kb_version},
+    }
+
+
+def render(resolution: Resolution, plans: dict[str, str]) -> str:
+    return json.dumps(document(resolution, plans), indent=2) + "\n"

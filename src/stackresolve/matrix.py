@@ -1,0 +1,93 @@
+"""`stackresolve matrix`: every TensorFlow release line on one GPU and OS, resolved."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from stackresolve.knowledge.base import KnowledgeBase
+from stackresolve.request import Request
+from stackresolve.resolve import resolve
+
+
+@dataclass(frozen=True)
+class Cell:
+    line: str
+    os: str
+    status: str  # native | ptx-jit | unknown | cpu-only | impossible
+    tf: str | None
+    package: str | None
+    python: str | None
+    cuda: str | None
+    cudnn: str | None
+    driver_min: str | None
+    reason: str
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def resolve_cell(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> Cell:
+    # A cell depends on the GPUs' compute capabilities and architectures, not on their names: resolving
+    # anonymous GPUs lets every model of one architecture share the memoized answer.
+    gpus = tuple(replace(g, name="", source="") for g in request.gpus)
+    cell_request = replace(request, os=os_name, tf=line, tf_spec=SpecifierSet(f"=={line}.*"), gpus=gpus,
+                           cpu_only=request.cpu_only or os_name == "macos", assumptions=())
+    key = ("matrix-cell", line, os_name, gpus, cell_request.cpu_only, request.driver, request.python,
+           request.arch)
+    return kb.memo(key, lambda: _resolve_cell(kb, cell_request, line, os_name))
+
+
+def _resolve_cell(kb: KnowledgeBase, cell_request: Request, line: str, os_name: str) -> Cell:
+    resolution = resolve(kb, cell_request, with_alternatives=False)
+    stack = resolution.stack
+    if stack is None:
+        errors = [f.message for f in resolution.findings if f.severity == "error"]
+        return Cell(line, os_name, "impossible", None, None, None, None, None, None,
+                    errors[-1] if errors else "no consistent stack")
+    warnings = [f.code for f in resolution.findings if f.severity == "warning"]
+    return Cell(
+        line, os_name, stack.gpu.value["support"], stack.tf_version, stack.framework.value["pip_package"],
+        f"{stack.python.value['min']}-{stack.python.value['max']}",
+        stack.cuda.value["version"] if stack.cuda else None,
+        stack.cudnn.value["version"] if stack.cudnn else None,
+        stack.driver.value["min"] if stack.driver else None,
+        ", ".join(warnings),
+    )
+
+
+def build_matrix(kb: KnowledgeBase, request: Request, systems: list[str]) -> list[Cell]:
+    lines = sorted((l.version for l in kb.lines), key=Version, reverse=True)
+    return [resolve_cell(kb, request, line, os_name) for line in lines for os_name in systems]
+
+
+def _target(request: Request) -> str:
+    if request.cpu_only:
+        return "CPU only"
+    if not request.gpus:
+        return "any NVIDIA GPU"
+    return ", ".join(f"{g.name or 'GPU'} (compute capability {g.cc})" for g in request.gpus)
+
+
+def render_text(cells: list[Cell], request: Request) -> str:
+    out = [f"TensorFlow release lines on {_target(request)}"
+           + (f", driver {request.driver}" if request.driver else ""), ""]
+    header = f"{'line':<6} {'os':<8} {'runs':<11} {'tensorflow':<28} {'python':<10} {'cuda':<6} {'cudnn':<8} driver"
+    out += [header, "-" * len(header)]
+    for c in cells:
+        if c.status == "impossible":
+            out.append(f"{c.line:<6} {c.os:<8} {'no':<11} {c.reason}")
+            continue
+        out.append(f"{c.line:<6} {c.os:<8} {c.status:<11} {(c.package or '') + '==' + (c.tf or ''):<28} "
+                   f"{c.python or '':<10} {c.cuda or '-':<6} {c.cudnn or '-':<8} "
+                   f"{('>= ' + c.driver_min) if c.driver_min else '-'}"
+                   + (f"  ({c.reason})" if c.reason else ""))
+    return "\n".join(out) + "\n"
+
+
+def render_json(cells: list[Cell], request: Request) -> str:
+    return json.dumps({"schema": "stackresolve/matrix@1", "request": request.to_json(),
+                       "rows": [c.to_json() for c in cells]}, indent=2) + "\n"

@@ -1,0 +1,83 @@
+"""The command line's contract: exit codes, one-line errors for bad input, files written whole."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from stackresolve.cli import app
+
+
+@pytest.fixture
+def run():
+    runner = CliRunner()
+
+    def invoke(*args):
+        return runner.invoke(app, list(args))
+
+    return invoke
+
+
+def error_line(result) -> str:
+    lines = [l for l in result.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1, f"expected one line on stderr, got: {result.stderr!r}"
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--tf", "3.1"], "known lines are 1.0 ... 2.21"),
+    (["--tf", "banana"], "not a TensorFlow version"),
+    (["--tf", "1.15", "--driver", "four-seventy"], "not an NVIDIA driver version"),
+    (["--tf", "1.15", "--gpu", "GTX 1080 Tie"], "did you mean 'GeForce GTX 1080 Ti'"),
+    (["--tf", "1.15", "--gpu-cc", "6.5"], "no NVIDIA GPU has this compute capability"),
+    (["--tf", "1.15", "--os", "beos"], "unknown operating system"),
+    (["--tf", "1.15", "--format", "yml"], "--format 'yml': use one of"),
+    (["--tf", "1.15", "--python", "snake"], "not a Python version"),
+])
+def test_bad_input_is_one_line_and_exit_2(run, args, expected):
+    result = run("plan", "--no-detect", *args)
+    assert result.exit_code == 2
+    assert expected in error_line(result)
+
+
+def test_unknown_tf_suggests_the_closest_line(run):
+    result = run("plan", "--no-detect", "--tf", "1.16")
+    assert result.exit_code == 2
+    assert "closest: 1.15" in error_line(result)
+
+
+def test_json_plan_follows_the_contract(run):
+    result = run("plan", "--no-detect", "--tf", "1.15", "--os", "linux", "--gpu", "GTX 1080 Ti", "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "stackresolve/plan@1"
+    assert doc["status"] in ("ok", "warning")
+    assert set(doc["stack"]) >= {"framework", "python", "cuda", "cudnn", "driver", "gpu"}
+    assert doc["stack"]["framework"]["pip_package"] == "tensorflow-gpu"
+    assert set(doc["plans"]) >= {"text", "pip", "lock"}
+    for finding in doc["findings"]:
+        assert set(finding) == {"severity", "code", "message", "fix", "source"}
+
+
+def test_impossible_target_exits_1_and_lists_alternatives(run):
+    # Native Windows GPU support ended with 2.10 (tensorflow.org/install/pip).
+    result = run("plan", "--no-detect", "--tf", "2.15", "--os", "windows", "--gpu", "RTX 3080", "--format", "json")
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert doc["status"] == "impossible" and doc["stack"] is None
+    assert any(a["request"]["os"] == "wsl2" for a in doc["alternatives"])
+
+
+def test_output_file_is_written_whole(run, tmp_path):
+    target = tmp_path / "requirements.txt"
+    result = run("plan", "--no-detect", "--tf", "1.15", "--gpu", "GTX 1080 Ti", "--format", "pip", "-o", str(target))
+    assert result.exit_code == 0
+    assert "tensorflow-gpu==1.15.5" in target.read_text().splitlines()
+    assert [p.name for p in tmp_path.iterdir()] == ["requirements.txt"]  # no temporary file left behind
+
+
+def test_unwritable_output_is_a_clean_error(run, tmp_path):
+    result = run("plan", "--no-detect", "--tf", "1.15", "--format", "pip", "-o", str(tmp_path / "no" / "dir.txt"))
+    assert result.exit_code == 2
+    assert "cannot write" in error_line(result)

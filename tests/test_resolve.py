@@ -1,0 +1,177 @@
+"""The resolver against the sources: TensorFlow's tested-build tables, the package index, NVIDIA's tables.
+
+Expected values are typed here from the sources named in each block, not taken from the knowledge base, so
+a transcription error in constraints/ and a resolver bug both show up.
+"""
+
+import pytest
+from packaging.version import Version
+
+from stackresolve.knowledge.loader import knowledge
+from stackresolve.resolve import classify_support, resolve
+from stackresolve.target import Flags, MachineFacts, build_request
+
+
+@pytest.fixture(scope="module")
+def kb():
+    return knowledge()
+
+
+def plan(kb, **flags):
+    return resolve(kb, build_request(kb, Flags(**flags), None))
+
+
+# tensorflow/docs site/en/install/source.md, "Tested build configurations", Linux GPU: (line, CUDA, cuDNN).
+LINUX_GPU = [
+    ("1.0", "8.0", "5.1"), ("1.4", "8.0", "6"), ("1.5", "9.0", "7"), ("1.12", "9.0", "7"),
+    ("1.13", "10.0", "7.4"), ("1.14", "10.0", "7.4"), ("1.15", "10.0", "7.4"), ("2.0", "10.0", "7.4"),
+    ("2.1", "10.1", "7.6"), ("2.2", "10.1", "7.6"), ("2.3", "10.1", "7.6"), ("2.4", "11.0", "8.0"),
+    ("2.5", "11.2", "8.1"), ("2.6", "11.2", "8.1"), ("2.7", "11.2", "8.1"), ("2.8", "11.2", "8.1"),
+    ("2.9", "11.2", "8.1"), ("2.10", "11.2", "8.1"), ("2.11", "11.2", "8.1"), ("2.12", "11.8", "8.6"),
+    ("2.13", "11.8", "8.6"), ("2.14", "11.8", "8.7"), ("2.15", "12.2", "8.9"), ("2.16", "12.3", "8.9"),
+    ("2.17", "12.3", "8.9"), ("2.18", "12.5", "9.3"), ("2.19", "12.5", "9.3"), ("2.20", "12.5", "9.3"),
+    ("2.21", "12.5", "9.3"),
+]
+# tensorflow/docs site/en/install/source_windows.md, "Tested build configurations", GPU.
+WINDOWS_GPU = [
+    ("1.0", "8.0", "5.1"), ("1.4", "8.0", "6"), ("1.11", "9.0", "7"), ("1.12", "9.0", "7.2"), ("1.13", "10.0", "7.4"), ("1.14", "10.0", "7.4"), ("1.15", "10.0", "7.4"), ("2.0", "10.0", "7.4"),
+    ("2.1", "10.1", "7.6"), ("2.2", "10.1", "7.6"), ("2.3", "10.1", "7.6"), ("2.4", "11.0", "8.0"),
+    ("2.5", "11.2", "8.1"), ("2.6", "11.2", "8.1"), ("2.7", "11.2", "8.1"), ("2.8", "11.2", "8.1"),
+    ("2.9", "11.2", "8.1"), ("2.10", "11.2", "8.1"),
+]
+
+
+def _assert_table_row(stack, cuda, cudnn):
+    assert stack.cuda.value["version"] == cuda
+    picked, compiled = Version(stack.cudnn.value["version"]), Version(cudnn)
+    # TensorFlow loads a cuDNN of the same major with an equal or higher minor (cuda_dnn.cc).
+    assert picked.major == compiled.major and picked >= compiled
+    assert stack.cudnn.value["built_for_cuda"] in (cuda, f"{cuda.split('.')[0]}.x")
+
+
+@pytest.mark.parametrize("line, cuda, cudnn", LINUX_GPU)
+def test_linux_gpu_lines_follow_the_tested_build_table(kb, line, cuda, cudnn):
+    resolution = plan(kb, tf=line, os="linux")
+    assert resolution.stack is not None, [f.message for f in resolution.findings]
+    assert resolution.stack.framework.value["line"] == line
+    _assert_table_row(resolution.stack, cuda, cudnn)
+
+
+@pytest.mark.parametrize("line, cuda, cudnn", WINDOWS_GPU)
+def test_windows_gpu_lines_follow_the_tested_build_table(kb, line, cuda, cudnn):
+    resolution = plan(kb, tf=line, os="windows")
+    assert resolution.stack is not None, [f.message for f in resolution.findings]
+    _assert_table_row(resolution.stack, cuda, cudnn)
+
+
+def test_tf_1_15_on_a_pascal_card(kb):
+    # The design's reference answer: tensorflow-gpu 1.15.5 (wheels for CPython 3.6-3.7 only, package index),
+    # CUDA 10.0 + the newest cuDNN 7 built for it (7.6.5, cuDNN archive), driver >= 410.48 (CUDA 10.0.130,
+    # NVIDIA release notes Table 3).
+    stack = plan(kb, tf="1.15", os="linux", gpu="GeForce GTX 1080 Ti").stack
+    assert stack.framework.value["pip_package"] == "tensorflow-gpu"
+    assert stack.framework.value["version"] == "1.15.5"
+    assert (stack.python.value["min"], stack.python.value["max"], stack.python.value["recommended"]) == \
+        ("3.6", "3.7", "3.7")
+    assert stack.cuda.value["version"] == "10.0"
+    assert stack.cudnn.value["version"] == "7.6.5"
+    assert stack.driver.value["min"] == "410.48"
+    assert stack.gpu.value["support"] == "native"
+
+
+def test_the_newest_patch_that_has_a_wheel_for_the_requested_python(kb):
+    # tensorflow-gpu 1.15.4 still has cp35 wheels; 1.15.5 does not (package index file lists).
+    stack = plan(kb, tf="1.15", os="linux", python="3.5", gpu="GTX 1080").stack
+    assert stack.framework.value["version"] == "1.15.4"
+    assert stack.python.value["recommended"] == "3.5"
+
+
+def test_python_without_any_wheel_is_impossible_and_suggests_a_python(kb):
+    resolution = plan(kb, tf="1.15", os="linux", python="3.8", gpu="GTX 1080")
+    assert resolution.stack is None
+    conflict = " ".join(f.message for f in resolution.findings if f.severity == "error")
+    assert "3.8" in conflict
+    assert any(a.stack.framework.value["line"] == "1.15" and a.stack.python.value["recommended"] == "3.7"
+               for a in resolution.alternatives)
+
+
+def test_tf_2_3_on_windows_with_a_gtx_1080(kb):
+    # source_windows.md: tensorflow_gpu-2.3.0, CUDA 10.1, cuDNN 7.6; CUDA 10.1 (10.1.105) needs Windows driver
+    # >= 418.96 (NVIDIA Table 3). From 2.1 the `tensorflow` package carries GPU support.
+    stack = plan(kb, tf="2.3", os="windows", gpu="GTX 1080").stack
+    assert stack.framework.value["pip_package"] == "tensorflow"
+    assert stack.framework.value["version"] == "2.3.4"
+    assert stack.cuda.value["version"] == "10.1"
+    assert stack.cudnn.value["version"] == "7.6.5"
+    assert stack.driver.value["min"] == "418.96"
+
+
+def test_no_native_windows_gpu_after_2_10(kb):
+    # tensorflow.org/install/pip: "TensorFlow 2.10 was the last TensorFlow release that supported GPU on
+    # native-Windows"; the way forward is WSL2.
+    resolution = plan(kb, tf="2.11", os="windows", gpu="RTX 3080")
+    assert resolution.stack is None
+    assert any(f.code == "no-windows-gpu" for f in resolution.findings)
+    wsl = [a for a in resolution.alternatives if a.request.os == "wsl2"]
+    assert wsl and wsl[0].stack.framework.value["line"] == "2.11"
+    older = [a for a in resolution.alternatives if a.request.os == "windows" and a.stack.cuda]
+    assert older and older[0].stack.framework.value["line"] == "2.10"
+
+
+def test_partial_targets_pick_the_newest_fitting_release(kb):
+    stack = plan(kb, tf=">=2.4,<2.8", os="linux", gpu="RTX 3090").stack
+    assert stack.framework.value["line"] == "2.7"
+    newest_27 = max((w.key for w in kb.wheel_releases("tensorflow") if w.line == "2.7" and w.pythons["linux"]))
+    assert Version(stack.framework.value["version"]) == newest_27
+
+
+def test_linux_and_cuda_extra_from_2_14(kb):
+    # tensorflow 2.15.0.post1's `and-cuda` extra pins nvidia-cudnn-cu12==8.9.4.25 and the CUDA 12.2 runtime
+    # wheels (the wheel's METADATA on the package index).
+    stack = plan(kb, tf="2.15", os="linux", gpu="RTX 4090").stack
+    assert stack.framework.value["pip_package"] == "tensorflow[and-cuda]"
+    assert stack.cuda.value["version"] == "12.2"
+    assert stack.cudnn.value["version"] == "8.9.4"
+
+
+def test_driver_too_old_conflicts_with_the_fact_and_its_source(kb):
+    # CUDA 10.0 needs >= 410.48 on Linux (NVIDIA Table 3); a 390 driver cannot run TF 1.15's GPU build.
+    resolution = plan(kb, tf="1.15", os="linux", gpu="GTX 1080", driver="390.157")
+    assert resolution.stack is None
+    messages = [f for f in resolution.findings if f.severity == "error"]
+    assert any("410.48" in f.message and "docs.nvidia.com" in f.source for f in messages)
+    assert any(a.stack.cuda is None for a in resolution.alternatives)  # CPU-only still works
+
+
+def test_kepler_cannot_use_cuda_12(kb):
+    # CUDA 12.0 dropped Kepler (arch_min 5.0, NVIDIA release notes); the K80 (cc 3.7) is Kepler.
+    resolution = plan(kb, tf="latest", os="linux", gpu="Tesla K80")
+    assert resolution.stack is not None
+    assert Version(resolution.stack.cuda.value["version"]) < Version("12.0")
+
+
+def test_support_classification():
+    from stackresolve.knowledge.model import CompiledArch
+
+    arch = CompiledArch(line="x", sass=("3.5", "5.2", "6.0", "7.0"), ptx=("7.0",), source="test")
+    assert classify_support(arch, "6.1") == "native"  # sm_60 SASS runs on 6.1 (same major, lower minor)
+    assert classify_support(arch, "8.6") == "ptx-jit"  # only compute_70 PTX, JIT-compiled by the driver
+    assert classify_support(arch, "3.0") == "unsupported"
+    assert classify_support(None, "8.6") == "unknown"
+
+
+def test_detected_machine_without_gpu_gives_a_cpu_plan(kb):
+    facts = MachineFacts(os="linux", arch="x86_64", probed_gpus=True)
+    resolution = resolve(kb, build_request(kb, Flags(tf="1.15"), facts))
+    assert resolution.stack.cuda is None
+    assert resolution.stack.gpu.value["support"] == "cpu-only"
+    assert any("no NVIDIA GPU found" in a for a in resolution.request.assumptions)
+
+
+def test_several_gpus_must_all_run_the_stack(kb):
+    facts = MachineFacts(os="linux", gpus=(("Tesla K80", "3.7", "nvidia-smi"), ("NVIDIA A100-SXM4-40GB", "8.0",
+                                                                               "nvidia-smi")), probed_gpus=True)
+    request = build_request(kb, Flags(tf="latest"), facts)
+    stack = resolve(kb, request).stack
+    assert [g["compute_capability"] for g in stack.gpus] == ["3.7", "8.0"]
+    assert Version(stack.cuda.value["version"]) < Version("12.0")  # the K80 rules out CUDA 12
