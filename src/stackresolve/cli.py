@@ -43,14 +43,14 @@ def knowledge():
         fail(f"broken knowledge base: {exc}", Exit.FAILED)
 
 
-def output(text: str, path: Optional[str]) -> None:
+def output(text: str, path: Optional[str], executable: bool = False) -> None:
     if path is None or path == "-":
         sys.stdout.write(text)
         return
     from stackresolve.files import atomic_write
 
     try:
-        atomic_write(path, text)
+        atomic_write(path, text, executable=executable)
     except OSError as exc:
         fail(f"-o {path!r}: cannot write ({exc.strerror or exc})")
     typer.echo(f"wrote {path}", err=True)
@@ -84,6 +84,8 @@ def plan(
     python: Optional[str] = typer.Option(None, "--python", help="Python version to use, e.g. 3.7."),
     arch: Optional[str] = typer.Option(None, "--arch", help="CPU architecture: x86_64 (default), aarch64, arm64."),
     cpu: bool = typer.Option(False, "--cpu", help="Plan a CPU-only stack."),
+    with_driver: bool = typer.Option(False, "--with-driver", help="apt plan: also install the driver branch."),
+    env_name: Optional[str] = typer.Option(None, "--env-name", help="conda plan: the environment's name."),
     fmt: str = typer.Option("text", "--format", "-f",
                             help="Output: text, json, pip, conda, apt, powershell, dockerfile or lock."),
     out: Optional[str] = typer.Option(None, "-o", "--output", help="Write to this file instead of stdout."),
@@ -96,27 +98,32 @@ def plan(
 
     fmt = choice(fmt, plan_formats(), "--format")
     kb = knowledge()
-    flags = Flags(tf=tf, os=os, arch=arch, gpu=gpu, gpu_cc=gpu_cc, driver=driver, python=python, cpu=cpu)
+    flags = Flags(tf=tf, os=os, arch=arch, gpu=gpu, gpu_cc=gpu_cc, driver=driver, python=python, cpu=cpu,
+                  with_driver=with_driver)
     try:
+        if env_name is not None:
+            from stackresolve.emit.conda import validate_env_name
+
+            validate_env_name(env_name)
         request = build_request(kb, flags, detected_facts(no_detect))
     except InputError as exc:
         fail(str(exc))
     resolution = resolve(kb, request)
-    emit_resolution(resolution, kb, fmt, out)
+    emit_resolution(resolution, kb, fmt, out, env_name)
 
 
-def emit_resolution(resolution, kb, fmt: str, out: Optional[str]) -> None:
+def emit_resolution(resolution, kb, fmt: str, out: Optional[str], env_name: Optional[str] = None) -> None:
     """Print (or write) one format of a resolution; an impossible target prints its explanation, exit 1."""
     from stackresolve.emit import NEEDS_STACK, all_plans, render_plan
 
     if fmt == "json":
         from stackresolve.emit import json as json_emitter
 
-        output(json_emitter.render(resolution, all_plans(resolution, kb)), out)
+        output(json_emitter.render(resolution, all_plans(resolution, kb, env_name)), out)
     elif resolution.stack is None and fmt in NEEDS_STACK:
         sys.stderr.write(render_plan("text", resolution, kb))
     else:
-        output(render_plan(fmt, resolution, kb), out)
+        output(render_plan(fmt, resolution, kb, env_name), out, executable=fmt in ("apt",))
     raise typer.Exit(Exit.FAILED if resolution.stack is None else Exit.OK)
 
 

@@ -9,8 +9,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase
+from stackresolve.knowledge.model import cc_tuple
 from stackresolve.request import Request
-from stackresolve.resolve import resolve
+from stackresolve.resolve import classify_support, resolve
 
 
 @dataclass(frozen=True)
@@ -30,15 +31,36 @@ class Cell:
         return dict(self.__dict__)
 
 
+def gpu_signature(kb: KnowledgeBase, line: str, gpu) -> tuple:
+    """What a resolution for one release line can depend on about a GPU: its support class for the line's
+    compiled code, which side of every CUDA/cuDNN architecture bound it falls on, and its driver branch limit.
+    GPUs with equal signatures get equal answers, so the matrix resolves each signature once."""
+    lows, highs = kb.memo("arch-bounds", lambda: (
+        sorted({cc_tuple(t.arch_min) for t in kb.toolkits} | {cc_tuple(c.arch_min) for c in kb.cudnn}),
+        sorted({cc_tuple(t.arch_max) for t in kb.toolkits} | {cc_tuple(c.arch_max) for c in kb.cudnn})))
+    cc = cc_tuple(gpu.cc)
+    support = kb.arch_support_for(gpu.cc)
+    return (classify_support(kb.compiled_arch(line), gpu.cc), tuple(cc >= low for low in lows),
+            tuple(cc > high for high in highs), support.last_branch if support else "")
+
+
 def resolve_cell(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> Cell:
-    # A cell depends on the GPUs' compute capabilities and architectures, not on their names: resolving
-    # anonymous GPUs lets every model of one architecture share the memoized answer.
-    gpus = tuple(replace(g, name="", source="") for g in request.gpus)
-    cell_request = replace(request, os=os_name, tf=line, tf_spec=SpecifierSet(f"=={line}.*"), gpus=gpus,
-                           cpu_only=request.cpu_only or os_name == "macos", assumptions=())
-    key = ("matrix-cell", line, os_name, gpus, cell_request.cpu_only, request.driver, request.python,
+    # Resolved for anonymous GPUs and memoized by signature: every model of one kind shares the answer.
+    signature = tuple(gpu_signature(kb, line, g) for g in request.gpus)
+    key = ("matrix-cell", line, os_name, signature, request.cpu_only, request.driver, request.python,
            request.arch)
-    return kb.memo(key, lambda: _resolve_cell(kb, cell_request, line, os_name))
+    cell = kb.memo(key, lambda: _resolve_cell(kb, replace(
+        request, os=os_name, tf=line, tf_spec=SpecifierSet(f"=={line}.*"),
+        gpus=tuple(replace(g, name="", source="") for g in request.gpus),
+        cpu_only=request.cpu_only or os_name == "macos", assumptions=()), line, os_name))
+    if cell.status == "impossible" and request.gpus:
+        # The shared answer's message names the GPU it was resolved for; name this one.
+        first = kb.memo(key + ("gpus",), lambda: request.gpus)
+        reason = cell.reason
+        for mine, theirs in zip(request.gpus, first):
+            reason = reason.replace(f"compute capability {theirs.cc}", f"compute capability {mine.cc}")
+        cell = replace(cell, reason=reason)
+    return cell
 
 
 def _resolve_cell(kb: KnowledgeBase, cell_request: Request, line: str, os_name: str) -> Cell:

@@ -42,6 +42,7 @@ class Request:
     gpus: tuple[GpuTarget, ...] = ()  # empty with cpu_only False: an NVIDIA GPU of unknown model
     cpu_only: bool = False
     vendor: str = "any"
+    with_driver: bool = False  # install plans also install the driver branch (apt)
     assumptions: tuple[str, ...] = field(default=(), compare=False)
 
     @property
@@ -68,6 +69,7 @@ class Request:
             "gpus": [g.to_json() for g in self.gpus],
             "cpu_only": self.cpu_only,
             "vendor": self.vendor,
+            "with_driver": self.with_driver,
             "assumptions": list(self.assumptions),
         }
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from functools import cached_property, lru_cache
 from typing import Callable, Iterable
 
 from packaging.requirements import InvalidRequirement, Requirement as PipRequirement
@@ -39,8 +40,10 @@ TF_CUDNN_RULE_SOURCE = (
 )
 
 
-# -- candidates ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+# -- candidates ----
+# Candidates are built once per knowledge base and request kind (memoized), so identity is their equality:
+# hashing the nested frozen records on every resolver step was most of the resolver's time.--------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
 class FrameworkCandidate:
     release: WheelRelease
     line: TensorFlowLine
@@ -58,7 +61,7 @@ class FrameworkCandidate:
         return self.release.key
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PythonCandidate:
     version: str
     name: str = "python"
@@ -67,17 +70,30 @@ class PythonCandidate:
 PYTHON_CANDIDATES = [PythonCandidate(p) for p in reversed(KNOWN_PYTHONS)]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CudaCandidate:
     toolkit: CudaToolkit
     name: str = "cuda"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CudnnCandidate:
     release: CudnnRelease
     build: CudnnBuild
     name: str = "cudnn"
+
+    # Requirements test these thousands of times per matrix: computed once.
+    @cached_property
+    def key(self) -> Version:
+        return self.release.key
+
+    @cached_property
+    def major(self) -> int:
+        return self.release.key.major
+
+    @cached_property
+    def arch_min(self) -> tuple[int, int]:
+        return cc_tuple(self.release.arch_min)
 
 
 @dataclass(frozen=True)
@@ -100,9 +116,11 @@ class Req:
     source: str
     driver_min: Version | None = None  # driver requirements also carry bounds, to compute a minimum
     driver_max_branch: int | None = None
+    cuda: str | None = None  # set when the requirement only admits this CUDA line (cuda) or builds for it (cudnn)
 
 
 # -- GPU support -----------------------------------------------------------------------------------
+@lru_cache(maxsize=4096)
 def classify_support(arch: CompiledArch | None, cc: str) -> str:
     """native: SASS for this major at an equal or lower minor; ptx-jit: only PTX at or below cc."""
     if arch is None:
@@ -158,15 +176,16 @@ class StackProvider(AbstractProvider):
 
     def find_matches(self, identifier, requirements, incompatibilities):
         reqs = list(requirements[identifier])
-        bad = set(incompatibilities[identifier])
+        bad = list(incompatibilities[identifier])
         if identifier == "driver":
             pool = [self._driver_candidate(reqs)]
         else:
+            cuda = next((r.cuda for r in reqs if r.cuda), None)
             pool = {
-                "tensorflow": self.framework_candidates,
+                "tensorflow": self.requested_framework_candidates,
                 "python": lambda: PYTHON_CANDIDATES,
-                "cuda": self.cuda_candidates,
-                "cudnn": self.cudnn_candidates,
+                "cuda": lambda: self.cuda_candidates(cuda),
+                "cudnn": lambda: self.cudnn_candidates(cuda),
             }[identifier]()
         return [c for c in pool if c not in bad and all(r.test(c) for r in reqs)]
 
@@ -178,18 +197,29 @@ class StackProvider(AbstractProvider):
         return []
 
     # candidates, newest first
-    def framework_candidates(self) -> list[FrameworkCandidate]:
-        return framework_candidates(self.kb, self.request)
+    def requested_framework_candidates(self) -> list[FrameworkCandidate]:
+        """The framework pool narrowed to the requested versions once, not on every resolver step."""
+        request = self.request
+        key = ("requested_framework_candidates", request.os, request.wheel_platform, request.cpu_only,
+               str(request.tf_spec))
+        return self.kb.memo(key, lambda: [c for c in framework_candidates(self.kb, request)
+                                          if request.tf_spec.contains(c.version, prereleases=True)])
 
-    def cuda_candidates(self) -> list[CudaCandidate]:
-        return self.kb.memo("cuda_candidates", lambda: [
+    def cuda_candidates(self, cuda: str | None = None) -> list[CudaCandidate]:
+        every = self.kb.memo("cuda_candidates", lambda: [
             CudaCandidate(t) for t in sorted(self.kb.toolkits, key=lambda t: Version(t.version), reverse=True)])
+        if cuda is None:
+            return every
+        return self.kb.memo(("cuda_candidates", cuda), lambda: [c for c in every if c.toolkit.version == cuda])
 
-    def cudnn_candidates(self) -> list[CudnnCandidate]:
-        return self.kb.memo("cudnn_candidates", lambda: [
+    def cudnn_candidates(self, cuda: str | None = None) -> list[CudnnCandidate]:
+        every = self.kb.memo("cudnn_candidates", lambda: [
             CudnnCandidate(release, build)
             for release in sorted(self.kb.cudnn, key=lambda r: r.key, reverse=True)
             for build in release.builds])
+        if cuda is None:
+            return every
+        return self.kb.memo(("cudnn_candidates", cuda), lambda: [c for c in every if c.build.fits(cuda)])
 
     def _driver_candidate(self, reqs: list[Req]) -> DriverCandidate:
         if self.request.driver:
@@ -211,23 +241,23 @@ class StackProvider(AbstractProvider):
         if fw.cudnn_pin:
             deps.append(Req("cuda", lambda c, v=fw.cuda: c.toolkit.version == v,
                             f"{fw.release.package}[{fw.extra}] {fw.release.version} pins the CUDA {fw.cuda} "
-                            f"runtime wheels", fw.release.source))
+                            f"runtime wheels", fw.release.source, cuda=fw.cuda))
             deps.append(Req("cudnn", lambda c, v=Version(fw.cudnn_pin), cuda=fw.cuda:
-                            c.release.key == v and c.build.fits(cuda),
+                            c.key == v and c.build.fits(cuda),
                             f"{fw.release.package}[{fw.extra}] {fw.release.version} pins cuDNN {fw.cudnn_pin}",
-                            fw.release.source))
+                            fw.release.source, cuda=fw.cuda))
             return deps
         deps.append(Req("cuda", lambda c, v=fw.cuda: c.toolkit.version == v,
                         f"TensorFlow {fw.line.version} GPU builds for {self.request.os} use CUDA {fw.cuda}",
-                        build_source))
+                        build_source, cuda=fw.cuda))
         compiled = Version(fw.cudnn_min)
         deps.append(Req(
             "cudnn",
-            lambda c, m=compiled, cuda=fw.cuda: (
-                c.release.key.major == m.major and c.release.key >= m and c.build.fits(cuda)),
+            lambda c, m=compiled, major=compiled.major, cuda=fw.cuda: (
+                c.major == major and c.key >= m and c.build.fits(cuda)),
             f"TensorFlow {fw.line.version} was compiled with cuDNN {fw.cudnn_min}: it loads cuDNN "
             f"{compiled.major}.x >= {fw.cudnn_min} built for CUDA {fw.cuda}",
-            f"{build_source}; {TF_CUDNN_RULE_SOURCE}"))
+            f"{build_source}; {TF_CUDNN_RULE_SOURCE}", cuda=fw.cuda))
         return deps
 
     def _cuda_dependencies(self, cand: CudaCandidate) -> list[Req]:
@@ -404,8 +434,10 @@ class Resolution:
 
 # -- entry points ---------------------------------------------------------------------------------------
 def root_requirements(kb: KnowledgeBase, request: Request) -> list[Req]:
-    spec = request.tf_spec
-    reqs = [Req("tensorflow", lambda c: spec.contains(c.version, prereleases=True),
+    # The provider's pool is already narrowed to the requested versions; this root requirement names the
+    # request in conflict explanations and holds the resolver to that pool.
+    requested = {id(c) for c in StackProvider(kb, request).requested_framework_candidates()}
+    reqs = [Req("tensorflow", lambda c: id(c) in requested,
                 f"TensorFlow {request.tf} was asked for (--tf)", "request")]
     if request.python:
         reqs.append(Req("python", lambda c, p=request.python: c.version == p,
@@ -418,11 +450,11 @@ def root_requirements(kb: KnowledgeBase, request: Request) -> list[Req]:
             "tensorflow",
             lambda c, cc=gpu.cc: classify_support(kb.compiled_arch(c.line.version), cc) != "unsupported",
             f"{label} needs a TensorFlow build with SASS or PTX for it",
-            "tensorflow.toml [[compiled_arch]] (TensorFlow's build files per release line)"))
+            "tensorflow.toml [[compiled_arch]] (CUDA code found in the official wheels per release line)"))
         reqs.append(Req("cuda", lambda c, cc=gpu.cc: cc_tuple(c.toolkit.arch_min) <= cc_tuple(cc),
                         f"{label} needs a CUDA toolkit that still supports compute capability {gpu.cc}",
                         "cuda.toml [[toolkit]] arch_min (NVIDIA CUDA release notes)"))
-        reqs.append(Req("cudnn", lambda c, cc=gpu.cc: cc_tuple(c.release.arch_min) <= cc_tuple(cc),
+        reqs.append(Req("cudnn", lambda c, cc=cc_tuple(gpu.cc): c.arch_min <= cc,
                         f"{label} needs a cuDNN that still supports compute capability {gpu.cc}",
                         "cudnn.toml [[release]] arch_min (NVIDIA cuDNN support matrix)"))
         support = kb.arch_support_for(gpu.cc)
@@ -640,14 +672,13 @@ def conflict_findings(kb: KnowledgeBase, request: Request, exc: Exception) -> li
 
 def _why_no_framework(kb: KnowledgeBase, request: Request) -> list[Finding]:
     """When no TensorFlow release at all survives the request's own filters, say which filter removed them."""
+    if StackProvider(kb, request).requested_framework_candidates():
+        return []
     spec = request.tf_spec
     matching = [w for w in kb.wheels if spec.contains(w.key, prereleases=True)]
     if not matching:
         return [Finding("error", "no-such-release", f"no TensorFlow release matches '{request.tf}'",
                         source="tensorflow_wheels.toml (the package index)")]
-    candidates = [c for c in framework_candidates(kb, request) if spec.contains(c.version, prereleases=True)]
-    if candidates:
-        return []
     lines = sorted({w.line for w in matching}, key=Version)
     out = []
     for line_version in lines:

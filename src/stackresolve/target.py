@@ -38,6 +38,7 @@ class Flags:
     python: str | None = None
     cpu: bool = False
     vendor: str = "any"
+    with_driver: bool = False
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,8 @@ def build_request(kb: KnowledgeBase, flags: Flags, machine: MachineFacts | None)
 
     gpus.sort(key=lambda g: cc_tuple(g.cc))
     return Request(tf=flags.tf, tf_spec=spec, os=os_name, arch=arch, python=python, driver=driver,
-                   gpus=tuple(gpus), cpu_only=cpu_only, vendor=vendor, assumptions=tuple(assumptions))
+                   gpus=tuple(gpus), cpu_only=cpu_only, vendor=vendor, with_driver=flags.with_driver,
+                   assumptions=tuple(assumptions))
 
 
 def tf_line_for_cuda(kb: KnowledgeBase, cuda: str, os_name: str) -> str | None:

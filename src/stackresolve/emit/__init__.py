@@ -15,17 +15,22 @@ PLAN_EMITTERS = {
     "lock": "lock",
     "dockerfile": "dockerfile",
     "powershell": "powershell",
+    "apt": "apt",
+    "conda": "conda",
 }
 # Formats that need a resolved stack. The text summary explains an impossible target, and the PowerShell plan
 # turns an impossible native-Windows GPU target into the WSL2 route.
-NEEDS_STACK = {"pip", "lock", "dockerfile"}
+NEEDS_STACK = {"pip", "lock", "dockerfile", "apt", "conda"}
 
 
-def render_plan(fmt: str, resolution, kb) -> str:
-    return import_module(f"stackresolve.emit.{PLAN_EMITTERS[fmt]}").render(resolution, kb)
+def render_plan(fmt: str, resolution, kb, env_name: str | None = None) -> str:
+    module = import_module(f"stackresolve.emit.{PLAN_EMITTERS[fmt]}")
+    if fmt == "conda":
+        return module.render(resolution, kb, env_name=env_name)
+    return module.render(resolution, kb)
 
 
-def all_plans(resolution, kb) -> dict[str, str]:
+def all_plans(resolution, kb, env_name: str | None = None) -> dict[str, str]:
     """Every plan text for the JSON document's `plans` (exactly what each --format prints)."""
-    return {fmt: render_plan(fmt, resolution, kb) for fmt in PLAN_EMITTERS
+    return {fmt: render_plan(fmt, resolution, kb, env_name) for fmt in PLAN_EMITTERS
             if resolution.stack is not None or fmt not in NEEDS_STACK}

@@ -25,5 +25,10 @@ def header_lines(resolution: Resolution, kind: str) -> list[str]:
     return lines
 
 
+def one_line(text: str) -> str:
+    """Control characters (a newline in a detected GPU name, say) must not end a comment inside a script."""
+    return "".join(ch if ch.isprintable() else " " for ch in text)
+
+
 def comment_header(resolution: Resolution, kind: str, prefix: str = "# ") -> str:
-    return "".join(f"{prefix}{line}\n" for line in header_lines(resolution, kind))
+    return "".join(f"{prefix}{one_line(line)}\n" for line in header_lines(resolution, kind))

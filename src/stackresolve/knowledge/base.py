@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from packaging.version import Version
 
+from stackresolve.knowledge.channels import AptKnowledge, CondaKnowledge
 from stackresolve.knowledge.install_facts import CudaImage, CudaInstaller, CudnnZip, MsvcRuntime, TfImage
 from stackresolve.knowledge.model import (
     ArchSupport,
@@ -48,6 +49,8 @@ class KnowledgeBase:
     cuda_installers: tuple[CudaInstaller, ...] = ()
     cudnn_zips: tuple[CudnnZip, ...] = ()
     msvc_runtimes: tuple[MsvcRuntime, ...] = ()
+    apt: AptKnowledge | None = None
+    conda: CondaKnowledge | None = None
     _gpu_index: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _arch_by_line: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _wheels_by_package: dict = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -111,13 +114,11 @@ class KnowledgeBase:
 
     def pitfalls_for(self, tf_version: str, os: str, python: str) -> list[Pitfall]:
         """The pip constraints a TensorFlow release needs on an OS and Python, in file order."""
-        from packaging.specifiers import SpecifierSet
-
         tf, py = Version(tf_version), Version(python)
         return [p for p in self.pitfalls
-                if SpecifierSet(p.tf).contains(tf, prereleases=True)
+                if p.tf_specifier.contains(tf, prereleases=True)
                 and (not p.os or os in p.os)
-                and SpecifierSet(p.python).contains(py, prereleases=True)]
+                and p.python_specifier.contains(py, prereleases=True)]
 
     # -- GPUs ---------------------------------------------------------------------------------------
     def find_gpu(self, name: str) -> Gpu | None:

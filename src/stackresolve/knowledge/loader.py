@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import marshal
+import os
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -290,19 +292,68 @@ def parse_pitfalls(doc: dict) -> tuple[Pitfall, ...]:
 
 
 CORE_FILES = ("meta.toml", "tensorflow.toml", "tensorflow_wheels.toml", "cuda.toml", "cudnn.toml", "gpus.toml",
-              "drivers.toml", "pitfalls.toml", "docker.toml", "windows.toml")
+              "drivers.toml", "pitfalls.toml", "docker.toml", "windows.toml", "apt.toml", "conda.toml")
+
+
+def cache_dir(env=os.environ) -> Path | None:
+    """Where parsed knowledge is cached: STACKRESOLVE_CACHE_DIR, else the platform's user cache folder.
+    STACKRESOLVE_NO_CACHE=1 turns the cache off."""
+    if env.get("STACKRESOLVE_NO_CACHE"):
+        return None
+    if env.get("STACKRESOLVE_CACHE_DIR"):
+        return Path(env["STACKRESOLVE_CACHE_DIR"])
+    if sys.platform == "win32" and env.get("LOCALAPPDATA"):
+        return Path(env["LOCALAPPDATA"]) / "stackresolve" / "cache"
+    base = env.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
+    return Path(base) / "stackresolve"
+
+
+def _parsed_documents(directory: Path | None) -> tuple[dict[str, dict], str]:
+    """Every core file parsed, and the digest of their bytes.
+
+    Parsing the TOML is most of a cold start, so the parsed documents are cached under the digest of the
+    files' bytes: an edited file has another digest, so a stale cache is never read. marshal (the format of
+    .pyc files) is only readable by the same Python version, hence the version in the name."""
+    raws = {}
+    for name in CORE_FILES:
+        path = (directory or constraints_dir()) / name
+        try:
+            raws[name] = path.read_bytes()
+        except OSError as exc:
+            raise KnowledgeError(f"{path}: cannot read the knowledge base ({exc.strerror})") from exc
+    digest = hashlib.sha256(b"".join(hashlib.sha256(raw).digest() for raw in raws.values())).hexdigest()
+    folder = cache_dir()
+    cached = folder / f"knowledge-{digest[:24]}-py{sys.version_info[0]}{sys.version_info[1]}.marshal" \
+        if folder else None
+    if cached is not None:
+        try:
+            docs = marshal.loads(cached.read_bytes())
+            if isinstance(docs, dict) and set(docs) == set(CORE_FILES):
+                return docs, digest
+        except (OSError, ValueError, EOFError, TypeError):
+            pass  # absent or unreadable: parse, and try to write it again
+    docs = {}
+    for name, raw in raws.items():
+        try:
+            docs[name] = tomllib.loads(raw.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise KnowledgeError(f"{name}: not valid TOML ({exc})") from exc
+    if cached is not None:
+        try:
+            from stackresolve.files import atomic_write_bytes
+
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(cached, marshal.dumps(docs))
+        except (OSError, ValueError):
+            pass  # a read-only home or a value marshal cannot store: the cache is only an optimisation
+    return docs, digest
 
 
 def load_knowledge(directory: Path | None = None):
     """Read and validate the core knowledge base. Raises KnowledgeError on a malformed file."""
     from stackresolve.knowledge.base import KnowledgeBase
 
-    docs: dict[str, dict] = {}
-    digest = hashlib.sha256()
-    for name in CORE_FILES:
-        doc, raw = read_toml(name, directory)
-        docs[name] = doc
-        digest.update(raw)
+    docs, digest_text = _parsed_documents(directory)
     from stackresolve.knowledge.install_facts import InstallFactsError, parse_docker, parse_windows
 
     lines, builds, archs = parse_tensorflow(docs["tensorflow.toml"])
@@ -312,9 +363,15 @@ def load_knowledge(directory: Path | None = None):
         cuda_installers, cudnn_zips, msvc_runtimes = parse_windows(docs["windows.toml"])
     except InstallFactsError as exc:
         raise KnowledgeError(str(exc)) from exc
+    from stackresolve.knowledge.channels import parse_apt, parse_conda
+
+    try:
+        apt, conda = parse_apt(docs["apt.toml"]), parse_conda(docs["conda.toml"])
+    except ValueError as exc:
+        raise KnowledgeError(str(exc)) from exc
     return KnowledgeBase(
         date=str(docs["meta.toml"].get("date", "")),
-        digest=digest.hexdigest()[:12],
+        digest=digest_text[:12],
         lines=lines,
         tested_builds=builds,
         compiled_archs=archs,
@@ -330,6 +387,8 @@ def load_knowledge(directory: Path | None = None):
         cuda_installers=cuda_installers,
         cudnn_zips=cudnn_zips,
         msvc_runtimes=msvc_runtimes,
+        apt=apt,
+        conda=conda,
     )
 
 

@@ -190,3 +190,15 @@ class Pitfall:
     @property
     def requirement(self) -> str:
         return f"{self.package}{self.constraint}"
+
+    @cached_property
+    def tf_specifier(self):
+        from packaging.specifiers import SpecifierSet
+
+        return SpecifierSet(self.tf)
+
+    @cached_property
+    def python_specifier(self):
+        from packaging.specifiers import SpecifierSet
+
+        return SpecifierSet(self.python)
