@@ -39,11 +39,12 @@ def check_facts_from_machine(machine) -> CheckFacts:
     )
 
 
-def detect(python_exe: str | None = None):
+def detect(python_exe: str | None = None, gpu_only: bool = False):
     from stackresolve.detect import detect_machine
 
-    return detect_machine(python_exe=python_exe)
+    return detect_machine(python_exe=python_exe, gpu_only=gpu_only)
 
 
 def probe_machine_facts() -> MachineFacts:
-    return facts_from_machine(detect())
+    """Planning needs the OS, the GPUs and the driver: the other probes (toolkits, Python) are skipped."""
+    return facts_from_machine(detect(gpu_only=True))

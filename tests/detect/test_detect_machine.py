@@ -342,3 +342,14 @@ def test_gpu_cc_override_count_mismatch(tmp_path):
     m = detect(tmp_path, SMI, runner, env={"PATH": "/usr/bin", "STACKRESOLVE_GPU_CC": "10.0,10.0,10.0"})
     assert [g.compute_capability for g in m.gpus] == ["10.0", "10.0"]
     assert "override-gpu-count" in codes(m)
+
+
+def test_gpu_only_skips_python_toolkit_and_cudnn_probes(tmp_path):
+    # `plan` asks only for the OS, GPUs and driver: no interpreter is started and no nvcc is run.
+    runner = FakeRunner().on(is_("smi-csv-cc"), (0, "0, NVIDIA GeForce RTX 4090, 8.9, 550.144.03, 24564\n", ""))
+    files = {**SMI, "/usr/local/cuda-12.4/bin/nvcc": "", "/usr/local/cuda-12.4/version.json": "{}"}
+    m = detect(tmp_path, files, runner, python_exe="/usr/bin/python3", gpu_only=True)
+    assert [(g.name, g.compute_capability) for g in m.gpus] == [("NVIDIA GeForce RTX 4090", "8.9")]
+    assert m.driver.version == "550.144.03"
+    assert m.cuda_toolkits == () and m.cudnn == () and m.python is None
+    assert "python" not in runner.names() and "nvcc" not in runner.names()

@@ -415,7 +415,7 @@ def _conda_prefixes(fs, env, system: str, python_prefix: str | None) -> list[str
 
 # --- the public entry point ----------------------------------------------------------------------------------
 def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None, python_exe: str | None = None,
-                   timeout_total: float = 5.0, system: str | None = None) -> Machine:
+                   timeout_total: float = 5.0, system: str | None = None, gpu_only: bool = False) -> Machine:
     """Probe this machine (or the fake one that `runner`, `fs`, `env` describe). Never raises for a probe failure:
     each failure is a ProbeRecord and, where it matters, a Finding.
 
@@ -425,6 +425,7 @@ def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None
     python_exe: interpreter whose TensorFlow to inspect (default: the one running stackresolve, in-process).
     timeout_total: seconds for the whole GPU/driver detection (NVML/libcuda child + every nvidia-smi call).
     system: "linux" | "windows" | "macos" to probe as (default: this host's).
+    gpu_only: probe the OS, GPUs and driver only (what planning needs), not Python, TensorFlow, toolkits, cuDNN.
     """
     from . import pyenv, toolkit
 
@@ -512,6 +513,14 @@ def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None
                                 "pass --gpu / STACKRESOLVE_GPU_CC to plan for a GPU this machine cannot see",
                                 "nvml, libcuda, nvidia-smi, proc"))
 
+    env_view = {k: env[k] for k in ENV_KEYS if k in env}
+    for k in sorted(env):
+        if k.upper().startswith("CUDA_PATH_V"):
+            env_view[k] = env[k]
+    if gpu_only:
+        return Machine(os=os_info, driver=driver, gpus=tuple(gpus), env=env_view, findings=tuple(findings),
+                       probes=tuple(records))
+
     # --- Python, TensorFlow, toolkits, cuDNN ---
     doc = None
     try:
@@ -529,9 +538,5 @@ def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None
     except Exception as exc:  # pragma: no cover - defensive
         _record(records, "toolkits", "failed", repr(exc), time.monotonic())
 
-    env_view = {k: env[k] for k in ENV_KEYS if k in env}
-    for k in sorted(env):
-        if k.upper().startswith("CUDA_PATH_V"):
-            env_view[k] = env[k]
     return Machine(os=os_info, driver=driver, gpus=tuple(gpus), cuda_toolkits=tuple(toolkits), cudnn=tuple(cudnn),
                    python=py, frameworks=tuple(fws), env=env_view, findings=tuple(findings), probes=tuple(records))
