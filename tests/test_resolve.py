@@ -175,3 +175,20 @@ def test_several_gpus_must_all_run_the_stack(kb):
     stack = resolve(kb, request).stack
     assert [g["compute_capability"] for g in stack.gpus] == ["3.7", "8.0"]
     assert Version(stack.cuda.value["version"]) < Version("12.0")  # the K80 rules out CUDA 12
+
+
+def test_a_release_whose_wheels_lack_the_gpus_code_is_skipped(kb):
+    # tensorflow-gpu 1.12.2 and 1.12.3 Linux wheels carry only sm_37/compute_37 while 1.12.0 carries SASS for
+    # 3.5-7.0 (fatbin headers of the wheels on the package index): a K40 (cc 3.5) must get 1.12.0, and a
+    # GTX 1080 (6.1) gets 1.12.0's machine code rather than a PTX JIT.
+    k40 = plan(kb, tf="1.12", os="linux", gpu="Tesla K40c").stack
+    assert k40.framework.value["version"] == "1.12.0" and k40.gpu.value["support"] == "native"
+    gtx = plan(kb, tf="1.12", os="linux", gpu="GTX 1080").stack
+    assert gtx.framework.value["version"] == "1.12.0" and gtx.gpu.value["support"] == "native"
+
+
+def test_windows_wheels_of_1_11_run_pascal_only_through_ptx(kb):
+    # tensorflow_gpu-1.11.0-cp36-cp36m-win_amd64.whl carries only sm_37/compute_37 (and #22594 reports it).
+    stack = plan(kb, tf="1.11", os="windows", gpu="GTX 1080").stack
+    assert stack.gpu.value["support"] == "ptx-jit"
+    assert plan(kb, tf="1.11", os="windows", gpu="Tesla K40c").stack is None

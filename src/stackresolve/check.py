@@ -92,7 +92,7 @@ def _check(stack: dict, request: dict, kb: KnowledgeBase, facts: CheckFacts) -> 
             diffs.append(Difference("driver", f">= {minimum}", facts.driver,
                                     f"CUDA {stack['cuda']['version']} needs a newer driver"))
         line = fw.get("line") or ".".join(fw["version"].split(".")[:2])
-        arch = kb.compiled_arch(line)
+        arch = kb.compiled_arch(line, request.get("os"), fw["version"])
         for name, cc in facts.gpus:
             known = kb.find_gpu(name) if cc is None else None
             cc = cc or (known.cc if known else None)

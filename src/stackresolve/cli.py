@@ -207,6 +207,8 @@ def check(
     gpu: Optional[str] = typer.Option(None, "--gpu", help="Check against this GPU model (default: detected)."),
     gpu_cc: Optional[str] = typer.Option(None, "--gpu-cc", help="Check against this compute capability."),
     python: Optional[str] = typer.Option(None, "--python", help="Check against this Python (default: detected)."),
+    cuda: Optional[str] = typer.Option(None, "--cuda", help="Installed CUDA toolkit version (default: detected)."),
+    cudnn: Optional[str] = typer.Option(None, "--cudnn", help="Installed cuDNN version (default: detected)."),
     python_exe: Optional[str] = typer.Option(None, "--python-exe", help="Interpreter whose packages to check."),
     no_detect: bool = typer.Option(False, "--no-detect", help="Do not probe this machine; use flags only."),
     fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
@@ -215,7 +217,8 @@ def check(
     from dataclasses import replace
 
     from stackresolve.check import CheckFacts, check_lock, parse_lock, render_json, render_text
-    from stackresolve.request import InputError, parse_cc, parse_driver, parse_os, parse_python
+    from stackresolve.request import (InputError, parse_cc, parse_driver, parse_os, parse_python,
+                                      parse_version_flag)
     from stackresolve.target import lookup_gpu
 
     fmt = choice(fmt, ("text", "json"), "--format")
@@ -239,6 +242,10 @@ def check(
             facts = replace(facts, driver=parse_driver(driver))
         if python:
             facts = replace(facts, python=parse_python(python))
+        if cuda:
+            facts = replace(facts, cuda_toolkits=(parse_version_flag(cuda, "--cuda"),))
+        if cudnn:
+            facts = replace(facts, cudnn=(parse_version_flag(cudnn, "--cudnn"),))
         if gpu:
             target = lookup_gpu(kb, gpu)
             facts = replace(facts, gpus=((target.name, target.cc),))

@@ -40,7 +40,9 @@ def gpu_signature(kb: KnowledgeBase, line: str, gpu) -> tuple:
         sorted({cc_tuple(t.arch_max) for t in kb.toolkits} | {cc_tuple(c.arch_max) for c in kb.cudnn})))
     cc = cc_tuple(gpu.cc)
     support = kb.arch_support_for(gpu.cc)
-    return (classify_support(kb.compiled_arch(line), gpu.cc), tuple(cc >= low for low in lows),
+    # Every release and OS variant of the line: the best the resolver could pick depends on all of them.
+    variants = tuple(classify_support(a, gpu.cc) for a in kb.compiled_archs if a.line == line)
+    return (variants, tuple(cc >= low for low in lows),
             tuple(cc > high for high in highs), support.last_branch if support else "")
 
 

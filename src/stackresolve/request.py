@@ -147,6 +147,13 @@ def parse_vendor(text: str) -> str:
     return value
 
 
+def parse_version_flag(text: str, flag: str) -> str:
+    value = text.strip()
+    if not re.fullmatch(r"\d+(\.\d+){1,3}", value):
+        raise InputError(f"{flag} {text!r}: not a version; use e.g. 10.0 or 7.6.5")
+    return value
+
+
 def version_key(text: str) -> Version:
     try:
         return Version(text)

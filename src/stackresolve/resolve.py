@@ -54,6 +54,7 @@ class FrameworkCandidate:
     cudnn_min: str | None  # the cuDNN the build was compiled with ("7.4")
     cudnn_pin: str | None  # exact cuDNN a pip extra pins (and-cuda), else None
     extra: str  # "and-cuda" or ""
+    arch: CompiledArch | None = None  # the CUDA code in this release's wheels for the request's OS
     name: str = "tensorflow"
 
     @property
@@ -200,10 +201,21 @@ class StackProvider(AbstractProvider):
     def requested_framework_candidates(self) -> list[FrameworkCandidate]:
         """The framework pool narrowed to the requested versions once, not on every resolver step."""
         request = self.request
+        ccs = tuple(g.cc for g in request.gpus)
         key = ("requested_framework_candidates", request.os, request.wheel_platform, request.cpu_only,
-               str(request.tf_spec))
-        return self.kb.memo(key, lambda: [c for c in framework_candidates(self.kb, request)
-                                          if request.tf_spec.contains(c.version, prereleases=True)])
+               str(request.tf_spec), ccs)
+
+        def narrowed() -> list[FrameworkCandidate]:
+            pool = [c for c in framework_candidates(self.kb, request)
+                    if request.tf_spec.contains(c.version, prereleases=True)]
+            # Newest line first; within a line, releases with machine code for these GPUs before those that
+            # would JIT (tensorflow-gpu 1.12.2/1.12.3 carry only sm_37, 1.12.0 the full set), newest first.
+            pool.sort(key=lambda c: c.version, reverse=True)
+            pool.sort(key=lambda c: (-c.line.key.major, -c.line.key.minor,  # stable: newest stays first in a tie
+                                     SUPPORT_RANK[worst_support(classify_support(c.arch, cc) for cc in ccs)]))
+            return pool
+
+        return self.kb.memo(key, narrowed)
 
     def cuda_candidates(self, cuda: str | None = None) -> list[CudaCandidate]:
         every = self.kb.memo("cuda_candidates", lambda: [
@@ -302,7 +314,7 @@ def _framework_candidates(kb: KnowledgeBase, request: Request) -> list[Framework
                 pythons = installable_pythons(kb, release, request.wheel_platform)
                 if release.stub or not pythons:
                     continue
-                extra = "and-cuda" if (gpu and line.and_cuda_extra and release.and_cuda
+                extra = "and-cuda" if (gpu and line.and_cuda_extra and not line.and_cuda_blocker and release.and_cuda
                                        and request.os in ("linux", "wsl2")) else ""
                 cuda = cudnn_min = cudnn_pin = None
                 runtime = _pinned(release.and_cuda, _CUDA_RUNTIME) if extra else None
@@ -317,7 +329,9 @@ def _framework_candidates(kb: KnowledgeBase, request: Request) -> list[Framework
                     if build is None:
                         continue  # no tested GPU configuration for this line and OS
                     cuda, cudnn_min = build.cuda, build.cudnn
-                out.append(FrameworkCandidate(release, line, build, gpu, pythons, cuda, cudnn_min, cudnn_pin, extra))
+                arch = kb.compiled_arch(line.version, request.os, release.version)
+                out.append(FrameworkCandidate(release, line, build, gpu, pythons, cuda, cudnn_min, cudnn_pin, extra,
+                                              arch))
             if releases and not gpu and any(c.line is line for c in out):
                 break  # CPU stacks: the first package with wheels for this line serves
     return out
@@ -448,7 +462,7 @@ def root_requirements(kb: KnowledgeBase, request: Request) -> list[Req]:
         label = f"{gpu.name or 'the GPU'} (compute capability {gpu.cc})"
         reqs.append(Req(
             "tensorflow",
-            lambda c, cc=gpu.cc: classify_support(kb.compiled_arch(c.line.version), cc) != "unsupported",
+            lambda c, cc=gpu.cc: classify_support(c.arch, cc) != "unsupported",
             f"{label} needs a TensorFlow build with SASS or PTX for it",
             "tensorflow.toml [[compiled_arch]] (CUDA code found in the official wheels per release line)"))
         reqs.append(Req("cuda", lambda c, cc=gpu.cc: cc_tuple(c.toolkit.arch_min) <= cc_tuple(cc),
@@ -535,7 +549,7 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
 
     gpu_entries = []
     for gpu in request.gpus:
-        arch = kb.compiled_arch(fw.line.version)
+        arch = fw.arch
         gpu_entries.append({"name": gpu.name or None, "compute_capability": gpu.cc,
                             "architecture": gpu.architecture, "support": classify_support(arch, gpu.cc),
                             "source": gpu.source})
@@ -598,9 +612,12 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
     weakest = min(request.gpus, key=lambda g: cc_tuple(g.cc)) if request.gpus else None
     gpu_pin = Pin({"name": weakest.name or None if weakest else None,
                    "compute_capability": weakest.cc if weakest else None, "support": support},
-                  _support_why(fw, support), kb.compiled_arch(fw.line.version).source
-                  if kb.compiled_arch(fw.line.version) else "")
+                  _support_why(fw, support), fw.arch.source if fw.arch else "")
     findings += gpu_findings(kb, request, fw, toolkit, cudnn_c.release)
+    if fw.line.and_cuda_blocker and request.os in ("linux", "wsl2"):
+        findings.append(Finding("info", "and-cuda-unusable",
+                                f"tensorflow[and-cuda] {fw.line.version}: {fw.line.and_cuda_blocker}",
+                                source=fw.line.source))
     stack = Stack(framework, python, cuda, cudnn, driver, gpu_pin, tuple(gpu_entries), fw, pins, toolkit,
                   cudnn_c.release, cudnn_c.build)
     return stack, findings
@@ -619,7 +636,7 @@ def _support_why(fw: FrameworkCandidate, support: str) -> str:
 def gpu_findings(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate, toolkit: CudaToolkit,
                  cudnn: CudnnRelease) -> list[Finding]:
     findings = []
-    arch = kb.compiled_arch(fw.line.version)
+    arch = fw.arch
     for gpu in request.gpus:
         label = f"{gpu.name or 'GPU'} (compute capability {gpu.cc})"
         level = classify_support(arch, gpu.cc)

@@ -68,7 +68,7 @@ class KnowledgeBase:
         for releases in wheels.values():
             releases.sort(key=lambda w: w.key, reverse=True)
         object.__setattr__(self, "_gpu_index", gpu_index)
-        object.__setattr__(self, "_arch_by_line", {a.line: a for a in self.compiled_archs})
+        object.__setattr__(self, "_arch_by_line", {a.line: a for a in self.compiled_archs if not a.os})
         object.__setattr__(self, "_wheels_by_package", wheels)
 
     def memo(self, key, compute):
@@ -92,7 +92,14 @@ class KnowledgeBase:
         rows.sort(key=lambda b: Version(b.version))
         return rows[0] if rows else None
 
-    def compiled_arch(self, line: str) -> CompiledArch | None:
+    def compiled_arch(self, line: str, os: str | None = None, version: str | None = None) -> CompiledArch | None:
+        """The CUDA code in a line's official wheels; for an OS ("windows", "linux"; WSL2 is linux) and a
+        release, the measured exception where that release's wheels differ from the line's record."""
+        if os is not None:
+            wheel_os = "windows" if os == "windows" else "linux"
+            for arch in self.compiled_archs:
+                if arch.os == wheel_os and arch.line == line and (not arch.versions or version in arch.versions):
+                    return arch
         return self._arch_by_line.get(line)
 
     def wheel_releases(self, package: str) -> list[WheelRelease]:

@@ -127,6 +127,7 @@ def parse_tensorflow(doc: dict):
             and_cuda_extra=_need(r, "and_cuda_extra", w, bool),
             source=_source(r, w),
             note=r.get("note", ""),
+            and_cuda_blocker=r.get("and_cuda_blocker", ""),
         )
         for r, w in _records(doc, "line", f)
     )
@@ -153,8 +154,11 @@ def parse_tensorflow(doc: dict):
             ptx=tuple(_cc(c, w) for c in _need(r, "ptx", w, list)),
             source=_source(r, w),
             note=r.get("note", ""),
+            os=_need(r, "os", w) if table == "compiled_arch_override" else "",
+            versions=tuple(_version(v, w) for v in r.get("versions", ())),
         )
-        for r, w in _records(doc, "compiled_arch", f)
+        for table in ("compiled_arch", "compiled_arch_override")
+        for r, w in _records(doc, table, f)
     )
     for b in builds:
         if b.os not in ("linux", "windows", "macos"):

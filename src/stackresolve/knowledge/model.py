@@ -26,6 +26,7 @@ class TensorFlowLine:
     and_cuda_extra: bool
     source: str
     note: str = ""
+    and_cuda_blocker: str = ""  # why plans must not use the extra, when it does not install
 
     @cached_property
     def key(self) -> Version:
@@ -67,6 +68,8 @@ class CompiledArch:
     ptx: tuple[str, ...]
     source: str
     note: str = ""
+    os: str = ""  # overrides only: the OS whose wheels differ from the line's record
+    versions: tuple[str, ...] = ()  # overrides only: the releases it covers (empty: all of the line on `os`)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,111 @@
+"""Lock files and `check`, `matrix`, `show tf`, `gpus`: what a user or a bootstrap script sees."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from stackresolve.check import CheckFacts, check_lock, parse_lock
+from stackresolve.cli import app
+from stackresolve.emit import lock as lock_emitter
+from stackresolve.knowledge.loader import knowledge
+from stackresolve.request import InputError
+from stackresolve.resolve import resolve
+from stackresolve.target import Flags, build_request
+
+
+@pytest.fixture(scope="module")
+def kb():
+    return knowledge()
+
+
+@pytest.fixture
+def run():
+    runner = CliRunner()
+    return lambda *args: runner.invoke(app, list(args))
+
+
+@pytest.fixture
+def tf115_lock(run, tmp_path):
+    path = tmp_path / "stackresolve.lock"
+    result = run("plan", "--no-detect", "--tf", "1.15", "--os", "linux", "--gpu", "GTX 1080 Ti", "--format", "lock",
+                 "-o", str(path))
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_lock_round_trips(kb):
+    resolution = resolve(kb, build_request(kb, Flags(tf="1.15", os="linux", gpu="GTX 1080 Ti"), None))
+    text = lock_emitter.render(resolution, kb)
+    lock = parse_lock(text, "stackresolve.lock")
+    assert lock == lock_emitter.document(resolution)
+    assert lock["pip"][0] == "tensorflow-gpu==1.15.5"
+    assert lock["knowledge_base"] == kb.version
+
+
+def test_check_passes_on_a_matching_machine(run, tf115_lock):
+    # Driver 440.33 >= 410.48 (CUDA 10.0, NVIDIA Table 3); Python 3.7 has a 1.15.5 wheel; cuDNN 7.6.5 is 7.x >= 7.4.
+    machine = ["--no-detect", "--os", "linux", "--driver", "440.33", "--gpu", "GTX 1080 Ti", "--python", "3.7"]
+    result = run("check", str(tf115_lock), *machine, "--cuda", "10.0.130", "--cudnn", "7.6.5")
+    assert result.exit_code == 0, result.output
+    assert "matches the lock" in result.stdout
+    missing = run("check", str(tf115_lock), *machine)  # no toolkit given and none detected
+    assert missing.exit_code == 1 and "cuda: expected 10.0, found none detected" in missing.stdout
+
+
+def test_check_reports_each_difference(kb):
+    lock = parse_lock(lock_emitter.render(resolve(kb, build_request(
+        kb, Flags(tf="1.15", os="linux", gpu="GTX 1080 Ti"), None)), kb), "lock")
+    good = CheckFacts(os="linux", driver="440.33", gpus=(("GTX 1080 Ti", "6.1"),), python="3.7.17",
+                      cuda_toolkits=("10.0.130",), cudnn=("7.6.5",))
+    assert check_lock(lock, kb, good) == []
+    bad = CheckFacts(os="linux", driver="390.157", gpus=(("GTX 1080 Ti", "6.1"),), python="3.8.10",
+                     cuda_toolkits=("10.2.89",), cudnn=("8.0.5",))
+    assert [d.component for d in check_lock(lock, kb, bad)] == ["python", "driver", "cuda", "cudnn"]
+
+
+def test_check_exit_codes(run, tf115_lock, tmp_path):
+    assert run("check", str(tf115_lock), "--no-detect", "--driver", "390.157").exit_code == 1
+    damaged = tmp_path / "damaged.lock"
+    damaged.write_text('{"schema": "something/else"}')
+    result = run("check", str(damaged), "--no-detect")
+    assert result.exit_code == 2 and "not a stackresolve lock file" in result.stderr
+    assert run("check", str(tmp_path / "missing.lock"), "--no-detect").exit_code == 2
+
+
+def test_damaged_lock_is_bad_input():
+    with pytest.raises(InputError):
+        parse_lock("{not json", "x.lock")
+
+
+def test_matrix_newest_tf_for_a_k80_on_windows(run):
+    # Native Windows GPU ends with 2.10 (tensorflow.org/install/pip); 2.4-2.14 wheels carry sm_35 SASS, which
+    # runs on the K80's 3.7 (same major); CUDA 11.2 still targets 3.5 (CUDA 12 dropped Kepler).
+    result = run("matrix", "--gpu", "Tesla K80", "--os", "windows", "--format", "json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["rows"]
+    runnable = [r for r in rows if r["status"] != "impossible"]
+    assert runnable[0]["line"] == "2.10" and runnable[0]["status"] == "native"
+    assert {r["line"] for r in rows if r["status"] == "impossible"} >= {"2.11", "2.21"}
+
+
+def test_matrix_covers_every_line_on_linux_and_windows(run, kb):
+    result = run("matrix", "--gpu-cc", "8.6", "--format", "json")
+    rows = json.loads(result.stdout)["rows"]
+    assert {(r["line"], r["os"]) for r in rows} == {(l.version, o) for l in kb.lines for o in ("linux", "windows")}
+
+
+def test_show_tf_lists_tables_arch_and_wheels(run):
+    result = run("show", "tf", "1.15")
+    assert result.exit_code == 0
+    assert "tensorflow_gpu-1.15.0" in result.stdout and "CUDA 10.0" in result.stdout
+    assert "SASS 3.5, 3.7, 5.2, 6.0, 6.1, 7.0" in result.stdout
+    assert "tensorflow-gpu 1.15.5: linux 3.6,3.7" in result.stdout
+    bad = run("show", "tf", "9.9")
+    assert bad.exit_code == 2 and "unknown TensorFlow line" in bad.stderr
+
+
+def test_gpus_search_and_json(run):
+    result = run("gpus", "3090", "--format", "json")
+    found = {g["name"]: g["compute_capability"] for g in json.loads(result.stdout)["gpus"]}
+    assert found["GeForce RTX 3090"] == "8.6"  # NVIDIA CUDA GPUs list
