@@ -87,11 +87,21 @@ def test_the_newest_patch_that_has_a_wheel_for_the_requested_python(kb):
 
 
 def test_python_without_any_wheel_is_impossible_and_suggests_a_python(kb):
-    resolution = plan(kb, tf="1.15", os="linux", python="3.8", gpu="GTX 1080")
+    resolution = plan(kb, tf="1.15", os="linux", python="3.8", gpu="GTX 1080", vendor="stock")
     assert resolution.stack is None
     conflict = " ".join(f.message for f in resolution.findings if f.severity == "error")
     assert "3.8" in conflict
     assert any(a.stack.framework.value["line"] == "1.15" and a.stack.python.value["recommended"] == "3.7"
+               for a in resolution.alternatives)
+
+
+def test_python_3_8_for_tf_1_15_is_served_by_nvidias_build(kb):
+    # No stock tensorflow-gpu 1.15 wheel has cp38 (package index); NVIDIA's 1.15.5 builds from 20.12 on are
+    # Python 3.8 (their branch READMEs). The stock Python 3.7 stack stays as an alternative.
+    resolution = plan(kb, tf="1.15", os="linux", python="3.8", gpu="GTX 1080")
+    assert resolution.stack.framework.value["vendor"] == "nvidia"
+    assert resolution.stack.python.value["recommended"] == "3.8"
+    assert any(a.stack.framework.value.get("vendor") == "stock" and a.stack.python.value["recommended"] == "3.7"
                for a in resolution.alternatives)
 
 

@@ -69,6 +69,10 @@ def show_tf_data(kb: KnowledgeBase, version: str) -> dict:
                                                     "source": arch.source, "note": arch.note},
         "releases": [{"package": w.package, "version": w.version, "pythons": dict(w.pythons), "yanked": w.yanked,
                       "stub": w.stub, "and_cuda": list(w.and_cuda), "source": w.source} for w in releases],
+        "nvidia_builds": [{"kind": b.kind, "version": b.version, "tag": b.tag or None, "tf_base": b.tf_base,
+                           "python": list(b.pythons), "cuda": b.cuda, "driver": b.driver_stated,
+                           "verified": list(b.verified), "source": b.source}
+                          for b in kb.nvidia_builds if Version(b.tf_base).release[:2] == Version(line).release[:2]],
     }
 
 
@@ -103,4 +107,10 @@ def show_tf_text(kb: KnowledgeBase, version: str) -> str:
         flags = " (yanked)" if r["yanked"] else (" (stub: no wheels)" if r["stub"] else "")
         platforms = "; ".join(f"{p} {','.join(r['pythons'][p])}" for p in WHEEL_PLATFORMS if r["pythons"].get(p))
         out.append(f"  {r['package']} {r['version']}{flags}: {platforms or '-'}")
+    if data["nvidia_builds"]:
+        out += ["", "NVIDIA's builds (Linux x86_64; pip through nvidia-pyindex, or NGC containers)"]
+        for b in data["nvidia_builds"]:
+            name = f"nvidia-tensorflow {b['version']}" if b["kind"] == "pip" else b["tag"]
+            python = f"Python {', '.join(b['python'])}, " if b["kind"] == "pip" else ""
+            out.append(f"  {name}: {python}CUDA {b['cuda']}, driver >= {b['driver']}")
     return "\n".join(out) + "\n"

@@ -99,7 +99,8 @@ def _check(stack: dict, request: dict, kb: KnowledgeBase, facts: CheckFacts) -> 
             if cc and classify_support(arch, cc) == "unsupported":
                 diffs.append(Difference("gpu", "a GPU TensorFlow " + line + " has kernels for", f"{name} ({cc})",
                                         f"TensorFlow {line} has no kernels for compute capability {cc}"))
-        from_pip = "[" in fw["pip_package"]  # tensorflow[and-cuda]: CUDA and cuDNN come as wheels
+        # tensorflow[and-cuda] and NVIDIA's builds bring CUDA and cuDNN as wheels or inside their container
+        from_pip = "[" in (fw.get("pip_package") or "") or fw.get("vendor") == "nvidia"
         if not from_pip:
             cuda = stack["cuda"]["version"]
             if cuda not in {".".join(t.split(".")[:2]) for t in facts.cuda_toolkits}:

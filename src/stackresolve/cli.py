@@ -84,6 +84,7 @@ def plan(
     python: Optional[str] = typer.Option(None, "--python", help="Python version to use, e.g. 3.7."),
     arch: Optional[str] = typer.Option(None, "--arch", help="CPU architecture: x86_64 (default), aarch64, arm64."),
     cpu: bool = typer.Option(False, "--cpu", help="Plan a CPU-only stack."),
+    vendor: str = typer.Option("any", "--vendor", help="TF 1.15 builds: any (default), stock or nvidia."),
     with_driver: bool = typer.Option(False, "--with-driver", help="apt plan: also install the driver branch."),
     env_name: Optional[str] = typer.Option(None, "--env-name", help="conda plan: the environment's name."),
     fmt: str = typer.Option("text", "--format", "-f",
@@ -99,7 +100,7 @@ def plan(
     fmt = choice(fmt, plan_formats(), "--format")
     kb = knowledge()
     flags = Flags(tf=tf, os=os, arch=arch, gpu=gpu, gpu_cc=gpu_cc, driver=driver, python=python, cpu=cpu,
-                  with_driver=with_driver)
+                  vendor=vendor, with_driver=with_driver)
     try:
         if env_name is not None:
             from stackresolve.emit.conda import validate_env_name

@@ -26,6 +26,7 @@ class Cell:
     cudnn: str | None
     driver_min: str | None
     reason: str
+    vendor: str = "stock"
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -50,7 +51,7 @@ def resolve_cell(kb: KnowledgeBase, request: Request, line: str, os_name: str) -
     # Resolved for anonymous GPUs and memoized by signature: every model of one kind shares the answer.
     signature = tuple(gpu_signature(kb, line, g) for g in request.gpus)
     key = ("matrix-cell", line, os_name, signature, request.cpu_only, request.driver, request.python,
-           request.arch)
+           request.arch, request.vendor)
     cell = kb.memo(key, lambda: _resolve_cell(kb, replace(
         request, os=os_name, tf=line, tf_spec=SpecifierSet(f"=={line}.*"),
         gpus=tuple(replace(g, name="", source="") for g in request.gpus),
@@ -73,19 +74,28 @@ def _resolve_cell(kb: KnowledgeBase, cell_request: Request, line: str, os_name: 
         return Cell(line, os_name, "impossible", None, None, None, None, None, None,
                     errors[-1] if errors else "no consistent stack")
     warnings = [f.code for f in resolution.findings if f.severity == "warning"]
+    fw = stack.framework.value
     return Cell(
-        line, os_name, stack.gpu.value["support"], stack.tf_version, stack.framework.value["pip_package"],
+        line, os_name, stack.gpu.value["support"], stack.tf_version, fw["pip_package"] or fw.get("container"),
         f"{stack.python.value['min']}-{stack.python.value['max']}",
         stack.cuda.value["version"] if stack.cuda else None,
         stack.cudnn.value["version"] if stack.cudnn else None,
         stack.driver.value["min"] if stack.driver else None,
         ", ".join(warnings),
+        fw.get("vendor", "stock"),
     )
 
 
 def build_matrix(kb: KnowledgeBase, request: Request, systems: list[str]) -> list[Cell]:
-    lines = sorted((l.version for l in kb.lines), key=Version, reverse=True)
-    return [resolve_cell(kb, request, line, os_name) for line in lines for os_name in systems]
+    """One cell per line and OS; where NVIDIA's TF 1.15 build is chosen, the stock wheel's cell follows it."""
+    cells = []
+    for line in sorted((l.version for l in kb.lines), key=Version, reverse=True):
+        for os_name in systems:
+            cell = resolve_cell(kb, request, line, os_name)
+            cells.append(cell)
+            if cell.vendor == "nvidia" and request.vendor == "any":
+                cells.append(resolve_cell(kb, replace(request, vendor="stock"), line, os_name))
+    return cells
 
 
 def _target(request: Request) -> str:
@@ -105,7 +115,8 @@ def render_text(cells: list[Cell], request: Request) -> str:
         if c.status == "impossible":
             out.append(f"{c.line:<6} {c.os:<8} {'no':<11} {c.reason}")
             continue
-        out.append(f"{c.line:<6} {c.os:<8} {c.status:<11} {(c.package or '') + '==' + (c.tf or ''):<28} "
+        name = f"{c.package}=={c.tf}"
+        out.append(f"{c.line:<6} {c.os:<8} {c.status:<11} {name:<28} "
                    f"{c.python or '':<10} {c.cuda or '-':<6} {c.cudnn or '-':<8} "
                    f"{('>= ' + c.driver_min) if c.driver_min else '-'}"
                    + (f"  ({c.reason})" if c.reason else ""))

@@ -387,7 +387,7 @@ class Stack:
     driver: Pin | None
     gpu: Pin
     gpus: tuple[dict, ...]
-    candidate: FrameworkCandidate = field(compare=False, repr=False)
+    candidate: FrameworkCandidate | None = field(compare=False, repr=False)  # None: an NVIDIA build
     pip_pins: tuple[Pitfall, ...] = ()
     cuda_toolkit: CudaToolkit | None = field(compare=False, repr=False, default=None)
     cudnn_release: CudnnRelease | None = field(compare=False, repr=False, default=None)
@@ -399,7 +399,9 @@ class Stack:
 
     @property
     def summary(self) -> str:
-        parts = [f"{self.framework.value['pip_package']}=={self.tf_version}",
+        fw = self.framework.value
+        parts = [f"{fw['pip_package']}=={self.tf_version}" if fw.get("pip_package") else
+                 f"container {fw.get('container')} (TensorFlow {self.tf_version})",
                  f"Python {self.python.value['recommended']}"]
         if self.cuda:
             parts += [f"CUDA {self.cuda.value['version']}", f"cuDNN {self.cudnn.value['version']}"]
@@ -500,9 +502,13 @@ def resolve(kb: KnowledgeBase, request: Request, *, with_alternatives: bool = Tr
     except (ResolutionImpossible, ResolutionTooDeep) as exc:
         findings = conflict_findings(kb, request, exc)
         alternatives = find_alternatives(kb, request) if with_alternatives else ()
-        return Resolution(request, None, tuple(findings), tuple(alternatives), kb.version)
-    stack, findings = build_stack(kb, request, result.mapping)
-    return Resolution(request, stack, tuple(findings), (), kb.version)
+        stock = Resolution(request, None, tuple(findings), tuple(alternatives), kb.version)
+    else:
+        stack, findings = build_stack(kb, request, result.mapping)
+        stock = Resolution(request, stack, tuple(findings), (), kb.version)
+    from stackresolve.vendor import with_nvidia_builds  # NVIDIA's TF 1.15 builds, where they serve better
+
+    return with_nvidia_builds(kb, request, stock)
 
 
 def resolve_stack(kb: KnowledgeBase, request: Request) -> Stack | None:

@@ -104,6 +104,9 @@ def build_request(kb: KnowledgeBase, flags: Flags, machine: MachineFacts | None)
     arch = parse_arch(flags.arch) if flags.arch else (machine.arch if machine and machine.arch else "x86_64")
     python = parse_python(flags.python) if flags.python else None
     vendor = parse_vendor(flags.vendor)
+    if vendor == "nvidia" and not spec.contains(Version("1.15.5"), prereleases=True):
+        raise InputError(f"--vendor nvidia: NVIDIA's maintained builds are TensorFlow 1.15 only, not '{flags.tf}'; "
+                         f"use --tf 1.15")
 
     gpus: list[GpuTarget] = []
     if flags.gpu and flags.gpu_cc:

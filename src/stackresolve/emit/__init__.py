@@ -24,6 +24,11 @@ NEEDS_STACK = {"pip", "lock", "dockerfile", "apt", "conda"}
 
 
 def render_plan(fmt: str, resolution, kb, env_name: str | None = None) -> str:
+    stack = resolution.stack
+    if stack is not None and stack.framework.value.get("vendor") == "nvidia" and fmt not in ("text", "lock"):
+        from stackresolve.emit import nvidia
+
+        return nvidia.render(fmt, resolution, kb)
     module = import_module(f"stackresolve.emit.{PLAN_EMITTERS[fmt]}")
     if fmt == "conda":
         return module.render(resolution, kb, env_name=env_name)

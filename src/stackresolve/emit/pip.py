@@ -10,6 +10,8 @@ def requirement_lines(resolution: Resolution) -> list[str]:
     """The requirement lines alone (also used inside the conda, PowerShell and Docker plans)."""
     stack = resolution.stack
     fw = stack.framework.value
+    if not fw.get("pip_package"):  # an NGC container: nothing to pip install
+        return []
     lines = [f"{fw['pip_package']}=={fw['version']}"]
     lines += [p.requirement for p in stack.pip_pins]
     return lines

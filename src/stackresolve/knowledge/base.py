@@ -16,6 +16,7 @@ from stackresolve.knowledge.model import (
     CudaToolkit,
     CudnnRelease,
     Gpu,
+    NvidiaBuild,
     Pitfall,
     PlatformMinimum,
     TensorFlowLine,
@@ -51,6 +52,8 @@ class KnowledgeBase:
     msvc_runtimes: tuple[MsvcRuntime, ...] = ()
     apt: AptKnowledge | None = None
     conda: CondaKnowledge | None = None
+    nvidia_builds: tuple[NvidiaBuild, ...] = ()
+    nvidia_index: str = ""  # the source saying how NVIDIA's index is reached (nvidia-pyindex)
     _gpu_index: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _arch_by_line: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _wheels_by_package: dict = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -70,6 +73,9 @@ class KnowledgeBase:
         object.__setattr__(self, "_gpu_index", gpu_index)
         object.__setattr__(self, "_arch_by_line", {a.line: a for a in self.compiled_archs if not a.os})
         object.__setattr__(self, "_wheels_by_package", wheels)
+
+    def nvidia_index_source(self) -> str:
+        return self.nvidia_index
 
     def memo(self, key, compute):
         """Cache a derived value for the life of this (immutable) knowledge base."""

@@ -24,6 +24,7 @@ from stackresolve.knowledge.model import (
     CudnnBuild,
     CudnnRelease,
     Gpu,
+    NvidiaBuild,
     Pitfall,
     PlatformMinimum,
     TensorFlowLine,
@@ -295,8 +296,43 @@ def parse_pitfalls(doc: dict) -> tuple[Pitfall, ...]:
     return tuple(pins)
 
 
+# What planning relies on in an NVIDIA build record: it is left out unless all of these were read in a source.
+NVIDIA_PIP_NEEDS = {"tf_base", "python", "cuda", "driver_stated"}
+NVIDIA_CONTAINER_NEEDS = {"tf_base", "cuda", "driver_stated"}
+
+
+def parse_nvidia_builds(doc: dict) -> tuple[NvidiaBuild, ...]:
+    f = "nvidia_tensorflow.toml"
+    builds = []
+    for kind, table, needs in (("pip", "pip_release", NVIDIA_PIP_NEEDS),
+                               ("container", "container", NVIDIA_CONTAINER_NEEDS)):
+        for r, w in _records(doc, table, f):
+            verified = tuple(r.get("verified_fields", ()))
+            if not needs <= set(verified):
+                continue
+            python = r.get("python", [])
+            builds.append(NvidiaBuild(
+                kind=kind,
+                version=_need(r, "version" if kind == "pip" else "release", w),
+                tf_base=_version(_need(r, "tf_base", w), w),
+                release=r.get("container", r.get("release", "")),
+                pythons=tuple(python) if isinstance(python, list) else (python,),
+                cuda=_version(_need(r, "cuda", w), w),
+                cudnn=r.get("cudnn", ""),
+                driver_stated=_version(_need(r, "driver_stated", w), w),
+                driver_compat=tuple(r.get("driver_compat", ()) if "driver_compat" in verified else ()),
+                tag=r.get("tag", ""),
+                ubuntu=r.get("ubuntu", "") if "ubuntu" in verified else "",
+                cuda_wheels=bool(r.get("cuda_wheel_names")),
+                verified=verified,
+                source=_source(r, w),
+                note=r.get("note", ""),
+            ))
+    return tuple(builds)
+
+
 CORE_FILES = ("meta.toml", "tensorflow.toml", "tensorflow_wheels.toml", "cuda.toml", "cudnn.toml", "gpus.toml",
-              "drivers.toml", "pitfalls.toml", "docker.toml", "windows.toml", "apt.toml", "conda.toml")
+              "drivers.toml", "pitfalls.toml", "docker.toml", "windows.toml", "apt.toml", "conda.toml", "nvidia_tensorflow.toml")
 
 
 def cache_dir(env=os.environ) -> Path | None:
@@ -393,6 +429,9 @@ def load_knowledge(directory: Path | None = None):
         msvc_runtimes=msvc_runtimes,
         apt=apt,
         conda=conda,
+        nvidia_builds=parse_nvidia_builds(docs["nvidia_tensorflow.toml"]),
+        nvidia_index=next((_source(r, w) for r, w in _records(docs["nvidia_tensorflow.toml"], "index",
+                                                               "nvidia_tensorflow.toml")), ""),
     )
 
 

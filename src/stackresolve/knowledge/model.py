@@ -205,3 +205,32 @@ class Pitfall:
         from packaging.specifiers import SpecifierSet
 
         return SpecifierSet(self.python)
+
+
+@dataclass(frozen=True)
+class NvidiaBuild:
+    """One nvidia-tensorflow pip release or NGC TF1 container (constraints/nvidia_tensorflow.toml).
+
+    Only fields named in `verified` were read in a primary source; the loader keeps a record only when the
+    fields planning relies on are among them."""
+
+    kind: str  # "pip" | "container"
+    version: str  # "1.15.5+nv22.12" (pip) or the release "22.12" (container)
+    tf_base: str
+    release: str  # NGC release month, "22.12"
+    pythons: tuple[str, ...]
+    cuda: str  # full as printed ("11.8" pip, "11.8.0" container)
+    cudnn: str
+    driver_stated: str  # "520" (release 520 or later) or a full version
+    driver_compat: tuple[str, ...]  # data-center branches accepted through CUDA forward compatibility
+    tag: str  # container image, "" for pip
+    ubuntu: str
+    cuda_wheels: bool  # the pip package brings CUDA/cuDNN as wheels (22.01 and later)
+    verified: tuple[str, ...]
+    source: str
+    note: str = ""
+
+    @property
+    def cuda_line(self) -> str:
+        parts = self.cuda.split(".")
+        return f"{parts[0]}.{parts[1]}"
