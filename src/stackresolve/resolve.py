@@ -16,6 +16,7 @@ from packaging.version import Version
 from resolvelib import AbstractProvider, BaseReporter, ResolutionImpossible, Resolver
 from resolvelib.resolvers import ResolutionTooDeep
 
+from stackresolve.finding import Finding
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.model import (
     CompiledArch,
@@ -353,19 +354,6 @@ def installable_pythons(kb: KnowledgeBase, release: WheelRelease, platform: str)
 
 
 # -- results ------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Finding:
-    severity: str  # error | warning | info
-    code: str
-    message: str
-    fix: str = ""
-    source: str = ""
-
-    def to_json(self) -> dict:
-        return {"severity": self.severity, "code": self.code, "message": self.message, "fix": self.fix,
-                "source": self.source}
-
-
 @dataclass(frozen=True)
 class Pin:
     """One resolved component with the reason and the fact behind it."""

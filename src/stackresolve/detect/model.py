@@ -21,20 +21,7 @@ from typing import Any, Mapping
 
 SCHEMA = "stackresolve/detect@1"
 
-SEVERITIES = ("error", "warning", "info")
-
-
-@dataclass(frozen=True)
-class Finding:
-    severity: str  # error | warning | info
-    code: str
-    message: str
-    fix: str = ""
-    source: str = ""
-
-    def to_json_dict(self) -> dict[str, Any]:
-        return {"severity": self.severity, "code": self.code, "message": self.message,
-                "fix": self.fix, "source": self.source}
+from stackresolve.finding import SEVERITIES, Finding  # noqa: F401 (re-exported for the probes)
 
 
 @dataclass(frozen=True)
@@ -198,7 +185,7 @@ class Machine:
             "cudnn": [c.to_json_dict() for c in self.cudnn],
             "python": self.python.to_json_dict() if self.python is not None else None,
             "frameworks": [f.to_json_dict() for f in self.frameworks],
-            "findings": [f.to_json_dict() for f in self.findings],
+            "findings": [f.to_json() for f in self.findings],
             "env": dict(self.env),
             "probes": [p.to_json_dict() for p in self.probes],
         }
