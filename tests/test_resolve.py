@@ -202,3 +202,20 @@ def test_windows_wheels_of_1_11_run_pascal_only_through_ptx(kb):
     stack = plan(kb, tf="1.11", os="windows", gpu="GTX 1080").stack
     assert stack.gpu.value["support"] == "ptx-jit"
     assert plan(kb, tf="1.11", os="windows", gpu="Tesla K40c").stack is None
+
+
+def test_minor_version_compatibility_lets_a_535_driver_run_cuda_12_5_builds(kb):
+    # NVIDIA Table 2: CUDA 12.x runs on Linux drivers >= 525.60.13 through minor-version compatibility, except
+    # PTX JIT; TensorFlow 2.21 wheels carry sm_89 SASS (measured), so an RTX 4090 needs no JIT.
+    resolution = plan(kb, tf="latest", os="linux", gpu="RTX 4090", driver="535.104.05")
+    assert resolution.stack.framework.value["line"] == "2.21"
+    assert resolution.stack.driver.value["ok"] is True
+    assert any(f.code == "driver-minor-compat" for f in resolution.findings)
+
+
+def test_minor_version_compatibility_is_not_used_when_the_gpu_needs_ptx_jit(kb):
+    # A100-era CUDA 11.8 builds (TF 2.12) carry sm_80 SASS but only compute_80 PTX for Hopper: an H100 would JIT,
+    # which minor-version compatibility does not allow, so a 470 driver cannot take TF 2.12 there.
+    resolution = plan(kb, tf="2.12", os="linux", gpu="H100", driver="470.82.01")
+    assert resolution.stack is None
+    assert any("CUDA 11.8 needs an NVIDIA driver >= 520.61.05" in f.message for f in resolution.findings)

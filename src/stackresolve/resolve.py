@@ -194,8 +194,6 @@ class StackProvider(AbstractProvider):
     def get_dependencies(self, candidate):
         if isinstance(candidate, FrameworkCandidate):
             return self._framework_dependencies(candidate)
-        if isinstance(candidate, CudaCandidate):
-            return self._cuda_dependencies(candidate)
         return []
 
     # candidates, newest first
@@ -250,6 +248,7 @@ class StackProvider(AbstractProvider):
         ]
         if not fw.gpu:
             return deps
+        deps += self._driver_dependencies(fw)
         build_source = fw.build.source if fw.build else fw.release.source
         if fw.cudnn_pin:
             deps.append(Req("cuda", lambda c, v=fw.cuda: c.toolkit.version == v,
@@ -273,16 +272,32 @@ class StackProvider(AbstractProvider):
             f"{build_source}; {TF_CUDNN_RULE_SOURCE}", cuda=fw.cuda))
         return deps
 
-    def _cuda_dependencies(self, cand: CudaCandidate) -> list[Req]:
+    def _driver_dependencies(self, fw: FrameworkCandidate) -> list[Req]:
+        """The driver a framework's CUDA needs. NVIDIA's minor-version compatibility lets CUDA 11+ programs run
+        on an older driver of the same major's floor (Table 2), but not PTX JIT: it is accepted for an installed
+        driver only when the wheels carry machine code for every GPU."""
         request = self.request
-        toolkit = cand.toolkit
-        if not toolkit.min_driver(request.driver_os):
+        toolkit = self.kb.toolkit(fw.cuda)
+        if toolkit is None or not toolkit.min_driver(request.driver_os):
             return []  # NVIDIA prints no minimum for this OS; build_stack says so
         text = toolkit.min_driver(request.driver_os)
         minimum = Version(text)
-        return [Req("driver", lambda c, m=minimum: driver_at_least(c, m),
-                    f"CUDA {toolkit.version} needs an NVIDIA driver >= {text} on {request.driver_os}",
+        compat_text = minor_compat_minimum(toolkit, request, fw)
+        compat = Version(compat_text) if compat_text else None
+        return [Req("driver", lambda c, m=minimum, k=compat: driver_at_least(c, m) or (
+                        k is not None and c.detected is not None and c.detected >= k),
+                    f"CUDA {toolkit.version} needs an NVIDIA driver >= {text} on {request.driver_os}"
+                    + (f" (or >= {compat_text} through minor-version compatibility)" if compat_text else ""),
                     toolkit.source, driver_min=minimum)]
+
+
+def minor_compat_minimum(toolkit: CudaToolkit, request: Request, fw: FrameworkCandidate) -> str:
+    """The minor-version-compatibility driver floor when it applies to this request, else ""."""
+    compat = toolkit.compat_driver_windows if request.driver_os == "windows" else toolkit.compat_driver_linux
+    if not compat or not request.gpus:
+        return ""
+    native = all(classify_support(fw.arch, g.cc) == "native" for g in request.gpus)
+    return compat if native else ""
 
 
 def driver_at_least(candidate: DriverCandidate, minimum: Version) -> bool:
@@ -591,8 +606,18 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
     if wsl and (not minimum or Version(wsl.driver) > Version(minimum)):
         minimum, driver_source = wsl.driver, wsl.source
     detected = request.driver
+    compat = minor_compat_minimum(toolkit, request, fw)
+    if detected and minimum and Version(detected) < Version(minimum) and compat:
+        findings.append(Finding(
+            "warning", "driver-minor-compat",
+            f"driver {detected} is older than CUDA {toolkit.version}'s own minimum {minimum} but meets NVIDIA's "
+            f"minor-version-compatibility minimum {compat}: TensorFlow's kernels run (the wheels carry machine code "
+            f"for this GPU); features that need the newer driver, such as PTX JIT, do not.",
+            fix=f"Upgrade the driver to >= {minimum} to lift the limits.", source=toolkit.source))
     driver = Pin({"min": minimum or None, "detected": detected,
-                  "ok": None if detected is None or not minimum else Version(detected) >= Version(minimum)},
+                  "ok": None if detected is None or not minimum else (
+                      Version(detected) >= Version(minimum) or bool(compat and Version(detected) >= Version(compat))),
+                  "minor_compat_min": compat or None},
                  f"CUDA {toolkit.version} needs driver >= {minimum or '(unknown)'} on {request.driver_os}"
                  + (" (CUDA on WSL2 needs at least this Windows driver)" if driver_source is not toolkit.source
                     else ""), driver_source)
