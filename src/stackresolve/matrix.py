@@ -36,6 +36,10 @@ def gpu_signature(kb: KnowledgeBase, line: str, gpu) -> tuple:
     """What a resolution for one release line can depend on about a GPU: its support class for the line's
     compiled code, which side of every CUDA/cuDNN architecture bound it falls on, and its driver branch limit.
     GPUs with equal signatures get equal answers, so the matrix resolves each signature once."""
+    return kb.memo(("gpu-signature", line, gpu.cc), lambda: _gpu_signature(kb, line, gpu))
+
+
+def _gpu_signature(kb: KnowledgeBase, line: str, gpu) -> tuple:
     lows, highs = kb.memo("arch-bounds", lambda: (
         sorted({cc_tuple(t.arch_min) for t in kb.toolkits} | {cc_tuple(c.arch_min) for c in kb.cudnn}),
         sorted({cc_tuple(t.arch_max) for t in kb.toolkits} | {cc_tuple(c.arch_max) for c in kb.cudnn})))

@@ -202,11 +202,12 @@ class StackProvider(AbstractProvider):
         request = self.request
         ccs = tuple(g.cc for g in request.gpus)
         key = ("requested_framework_candidates", request.os, request.wheel_platform, request.cpu_only,
-               str(request.tf_spec), ccs)
+               str(request.tf_spec))
+        matching = self.kb.memo(key, lambda: [c for c in framework_candidates(self.kb, request)
+                                              if request.tf_spec.contains(c.version, prereleases=True)])
 
         def narrowed() -> list[FrameworkCandidate]:
-            pool = [c for c in framework_candidates(self.kb, request)
-                    if request.tf_spec.contains(c.version, prereleases=True)]
+            pool = list(matching)
             # Newest line first; within a line, releases with machine code for these GPUs before those that
             # would JIT (tensorflow-gpu 1.12.2/1.12.3 carry only sm_37, 1.12.0 the full set), newest first.
             pool.sort(key=lambda c: c.version, reverse=True)
@@ -214,7 +215,7 @@ class StackProvider(AbstractProvider):
                                      SUPPORT_RANK[worst_support(classify_support(c.arch, cc) for cc in ccs)]))
             return pool
 
-        return self.kb.memo(key, narrowed)
+        return self.kb.memo(key + ccs, narrowed)
 
     def cuda_candidates(self, cuda: str | None = None) -> list[CudaCandidate]:
         every = self.kb.memo("cuda_candidates", lambda: [
