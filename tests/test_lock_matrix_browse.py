@@ -109,3 +109,20 @@ def test_gpus_search_and_json(run):
     result = run("gpus", "3090", "--format", "json")
     found = {g["name"]: g["compute_capability"] for g in json.loads(result.stdout)["gpus"]}
     assert found["GeForce RTX 3090"] == "8.6"  # NVIDIA CUDA GPUs list
+
+
+@pytest.mark.parametrize("os_name", ["linux", "windows", "wsl2", "macos"])
+def test_every_pip_plan_line_is_a_valid_requirement(kb, os_name):
+    from packaging.requirements import Requirement
+
+    from stackresolve.emit import render_plan
+
+    for line in kb.lines:
+        resolution = resolve(kb, build_request(kb, Flags(tf=line.version, os=os_name, gpu_cc="7.5"), None))
+        if resolution.stack is None:
+            continue
+        text = render_plan("pip", resolution, kb)
+        requirements = [l for l in text.splitlines() if l and not l.startswith("#")]
+        assert requirements, f"{line.version} {os_name}: empty pip plan"
+        for requirement in requirements:
+            Requirement(requirement)  # raises on anything pip would not read
