@@ -17,6 +17,7 @@ app = typer.Typer(
     help="Resolve a working NVIDIA driver + CUDA + cuDNN + Python + TensorFlow stack and print how to install it.",
 )
 
+
 def plan_formats() -> tuple[str, ...]:
     from stackresolve.emit import PLAN_EMITTERS
 
