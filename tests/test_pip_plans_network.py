@@ -14,6 +14,7 @@ import sys
 
 import pytest
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from stackresolve.index import index_url
@@ -70,11 +71,11 @@ def test_pip_plan_resolves_on_the_real_index(tf, os_name, python, gpu, tmp_path,
                  "--report", str(report), "-r", str(plan_file))
     assert result.returncode == 0, f"{tf} on {os_name} / Python {python}:\n{result.stderr[-3000:]}"
 
-    installed = {item["metadata"]["name"].lower(): Version(item["metadata"]["version"])
+    installed = {canonicalize_name(item["metadata"]["name"]): Version(item["metadata"]["version"])
                  for item in json.loads(report.read_text())["install"]}
     for line in plan_file.read_text().splitlines():
         if line and not line.startswith("#"):
             requirement = Requirement(line)
-            name = requirement.name.lower()
+            name = canonicalize_name(requirement.name)
             assert name in installed, f"{name} is in the plan but pip would not install it"
             assert requirement.specifier.contains(installed[name], prereleases=True), (line, installed[name])

@@ -219,3 +219,12 @@ def test_minor_version_compatibility_is_not_used_when_the_gpu_needs_ptx_jit(kb):
     resolution = plan(kb, tf="2.12", os="linux", gpu="H100", driver="470.82.01")
     assert resolution.stack is None
     assert any("CUDA 11.8 needs an NVIDIA driver >= 520.61.05" in f.message for f in resolution.findings)
+
+
+def test_an_unreadable_override_is_bad_input_not_a_cpu_plan(kb):
+    from stackresolve.request import InputError
+
+    facts = MachineFacts(os="linux", probed_gpus=True,
+                         bad_overrides=("STACKRESOLVE_GPU_CC='banana' is not a compute capability",))
+    with pytest.raises(InputError, match="STACKRESOLVE_GPU_CC"):
+        build_request(kb, Flags(tf="1.15"), facts)

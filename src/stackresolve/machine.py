@@ -23,6 +23,7 @@ def facts_from_machine(machine) -> MachineFacts:
         gpus=tuple((g.name or "", g.compute_capability, g.compute_capability_source or g.source)
                    for g in machine.gpus),
         probed_gpus=True,
+        bad_overrides=tuple(f.message for f in machine.findings if f.code == "bad-override"),
     )
 
 

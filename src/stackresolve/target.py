@@ -51,6 +51,7 @@ class MachineFacts:
     driver_source: str = ""
     gpus: tuple[tuple[str, str | None, str], ...] = ()  # (name, compute capability or None, probe)
     probed_gpus: bool = False  # True when GPU probes ran (so an empty list means "no NVIDIA GPU")
+    bad_overrides: tuple[str, ...] = ()  # STACKRESOLVE_* / CONDA_OVERRIDE_CUDA values detection could not read
 
 
 def validate_tf(kb: KnowledgeBase, text: str) -> None:
@@ -89,6 +90,8 @@ def _gpu_from_cc(kb: KnowledgeBase, cc: str, name: str, source: str) -> GpuTarge
 
 
 def build_request(kb: KnowledgeBase, flags: Flags, machine: MachineFacts | None) -> Request:
+    if machine and machine.bad_overrides:
+        raise InputError(machine.bad_overrides[0])
     validate_tf(kb, flags.tf)
     spec = parse_tf_spec(flags.tf)
     assumptions: list[str] = []
@@ -130,9 +133,10 @@ def build_request(kb: KnowledgeBase, flags: Flags, machine: MachineFacts | None)
                 gpus.append(GpuTarget(known.name, known.cc, known.architecture, f"{probe} + gpus.toml"))
             else:
                 gpus.append(_gpu_from_cc(kb, cc, name, probe))
-        names = ", ".join(f"{g.name or 'GPU'} ({g.cc})" for g in gpus)
+        names = ", ".join(f"{g.name} (compute capability {g.cc})" if g.name else
+                          f"a GPU of compute capability {g.cc} ({g.source})" for g in gpus)
         if names:
-            assumptions.append(f"GPU {names}, detected")
+            assumptions.append(f"GPU: {names}, detected")
 
     cpu_only = flags.cpu
     if not cpu_only and not gpus:
