@@ -2,6 +2,7 @@
 """Check constraints/pitfalls.toml: validate the records, then ask pip what it resolves today.
 
     python scripts/check_pitfalls.py --validate-only
+    python scripts/check_pitfalls.py --pins-only                  # what each built-in target gets, no pip
     python scripts/check_pitfalls.py                              # the built-in targets, one per TF line and OS
     python scripts/check_pitfalls.py tensorflow-gpu==1.15.5@3.7/linux tensorflow-gpu==2.3.4@3.8/windows
 
@@ -49,7 +50,18 @@ OSES = ("linux", "windows", "macos")
 FIELDS_REQUIRED = ("package", "constraint", "tf", "why", "source")
 FIELDS_OPTIONAL = ("os", "python", "note")
 _SOURCE = re.compile(r"^(https://\S+|[\w.-]+/[\w.-]+:\S+|package index /simple/[a-z0-9-]+/)")
-_INDEX_HOSTS = ("index.example", "index.example", "index.example")
+
+
+def _index_host() -> str:
+    """The configured package index's host (never written here: it comes from pip's settings)."""
+    from urllib.parse import urlparse
+
+    if str(ROOT / "src") not in sys.path:  # works without the project installed
+        sys.path.insert(0, str(ROOT / "src"))
+    from stackresolve.index import index_url
+
+    return (urlparse(index_url()).hostname or "").lower()
+
 
 # Target OS -> (pitfalls `os` value, pip --platform tags, marker environment overrides)
 _LINUX_TAGS = [f"manylinux_2_{m}_x86_64" for m in range(31, 16, -1)] + [
@@ -70,7 +82,9 @@ TARGET_OSES = {
                      "platform_machine": "arm64"}),
 }
 
-# One target per TensorFlow line (newest patch, newest Python it has wheels for) and OS where wheels exist.
+# One target per TensorFlow line (newest patch, newest Python it has wheels for) and OS where wheels exist, plus
+# the first patch of lines whose later patches fixed their own metadata. (tensorflow[and-cuda] 2.14.x and 2.15.0 are
+# left out: their extra pins tensorrt 8.5.3.1 / tensorrt-libs 8.6.1, which the package index does not have.)
 DEFAULT_TARGETS = """
 tensorflow==1.0.1@3.6/linux tensorflow==1.0.1@3.5/windows
 tensorflow==1.2.1@3.6/linux tensorflow==1.2.1@3.6/windows
@@ -88,15 +102,15 @@ tensorflow==2.2.3@3.8/linux tensorflow==2.2.0@3.8/windows
 tensorflow==2.3.4@3.8/linux tensorflow-gpu==2.3.4@3.8/windows tensorflow==2.3.4@3.8/macos
 tensorflow==2.4.4@3.8/linux tensorflow==2.4.4@3.8/windows
 tensorflow==2.5.3@3.9/linux tensorflow==2.5.3@3.9/windows
-tensorflow==2.6.5@3.9/linux tensorflow==2.6.0@3.9/linux tensorflow==2.6.0@3.9/windows
+tensorflow==2.6.5@3.9/linux tensorflow==2.6.0@3.9/linux tensorflow==2.6.0@3.9/windows tensorflow-macos==2.6.0@3.9/macos-arm64
 tensorflow==2.7.4@3.9/linux tensorflow==2.7.0@3.9/windows
 tensorflow==2.8.4@3.10/linux tensorflow==2.8.0@3.10/windows
-tensorflow==2.9.3@3.10/linux tensorflow==2.9.3@3.10/windows
+tensorflow==2.9.3@3.10/linux tensorflow==2.9.3@3.10/windows tensorflow-macos==2.9.2@3.10/macos-arm64
 tensorflow==2.10.1@3.10/linux tensorflow==2.10.1@3.10/windows tensorflow==2.10.1@3.10/macos
 tensorflow==2.11.1@3.10/linux tensorflow==2.11.1@3.10/windows
-tensorflow==2.12.0@3.11/linux tensorflow==2.12.1@3.11/windows
+tensorflow==2.12.0@3.11/linux tensorflow==2.12.1@3.11/windows tensorflow-macos==2.12.0@3.11/macos-arm64
 tensorflow==2.13.1@3.11/linux tensorflow==2.13.1@3.11/windows tensorflow==2.13.1@3.11/macos-arm64
-tensorflow[and-cuda]==2.14.0@3.11/linux tensorflow==2.14.1@3.11/windows
+tensorflow==2.14.0@3.11/linux tensorflow==2.14.1@3.11/windows tensorflow==2.14.1@3.11/macos-arm64
 tensorflow[and-cuda]==2.15.1@3.11/linux tensorflow==2.15.1@3.11/windows
 tensorflow[and-cuda]==2.16.2@3.12/linux tensorflow==2.16.2@3.12/windows tensorflow==2.16.2@3.12/macos
 tensorflow[and-cuda]==2.17.1@3.12/linux tensorflow==2.17.1@3.12/windows
@@ -143,6 +157,7 @@ def load_pins(path: Path) -> list[dict]:
     if extra_tables:
         problems.append(f"unknown top-level keys: {extra_tables}")
     pins = data.get("pin", [])
+    host = _index_host()
     if not pins:
         problems.append("no [[pin]] records")
     for i, rec in enumerate(pins):
@@ -172,7 +187,7 @@ def load_pins(path: Path) -> list[dict]:
         if rec.get("python") is not None and not isinstance(rec.get("python"), str):
             problems.append(f"{where}: `python` must be a string")
         text = " ".join(str(v) for v in rec.values()).lower()
-        if any(host in text for host in _INDEX_HOSTS):
+        if host and host in text:
             problems.append(f"{where}: names a package-index host; write 'package index /simple/NAME/' instead")
     if problems:
         raise PitfallError("\n".join(problems))
@@ -300,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("targets", nargs="*", help="PACKAGE==VERSION@X.Y/OS (default: a built-in set)")
     ap.add_argument("--file", type=Path, default=DEFAULT_FILE, help="pitfalls file (default: %(default)s)")
     ap.add_argument("--validate-only", action="store_true", help="only parse and check the records")
+    ap.add_argument("--pins-only", action="store_true", help="print each target's pins, run no pip")
     ap.add_argument("--allow-sdist", action="store_true", help="let pip pick sdists (see above)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=900, help="seconds per pip run")
@@ -314,6 +330,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.validate_only:
         return 0
     targets = [parse_target(t) for t in (args.targets or DEFAULT_TARGETS)]
+    if args.pins_only:
+        for t in targets:
+            lines = requirement_lines(select(pins, t["version"], t["python"], TARGET_OSES[t["os"]][0]))
+            print(f"{t['label']}: {' '.join(lines) or '(none)'}")
+        return 0
     failed = 0
     results = []
     with ThreadPoolExecutor(max(1, args.jobs)) as ex:

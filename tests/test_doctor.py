@@ -52,7 +52,7 @@ TF115_ENV = {"numpy": "1.18.5", "gast": "0.2.2", "h5py": "2.10.0", "protobuf": "
              "tensorflow_estimator": "1.15.1", "six": "1.16.0", "wrapt": "1.14.1"}
 # TensorFlow 2.15.1's requirements (its METADATA): numpy < 2, ml-dtypes ~= 0.2.0, wrapt < 1.15, keras 2.15, ...
 TF215_ENV = {"numpy": "1.26.4", "protobuf": "4.23.4", "ml_dtypes": "0.2.0", "wrapt": "1.14.1", "keras": "2.15.0",
-             "tensorboard": "2.15.1", "tensorflow_estimator": "2.15.0", "typing_extensions": "4.9.0",
+             "tensorboard": "2.15.1", "tensorflow_estimator": "2.15.0", "typing_extensions": "4.5.0",
              "gast": "0.5.4", "h5py": "3.10.0"}
 
 
