@@ -16,6 +16,7 @@ Expected package strings come from the sources constraints/apt.toml cites, not f
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import stat
@@ -31,7 +32,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from stackresolve.emit import apt as apt_emitter
-from stackresolve.knowledge.channels import parse_apt, parse_conda
+from stackresolve.knowledge.channels import parse_apt
 from stackresolve.knowledge.loader import constraints_dir, knowledge
 from stackresolve.resolve import resolve
 from stackresolve.target import Flags, build_request
@@ -42,26 +43,14 @@ def read_constraints(name: str) -> dict:
         return tomllib.load(handle)
 
 
-class KnowledgeWithChannels:
-    """The loaded knowledge base plus the apt/conda facts (the loader will carry them as kb.apt / kb.conda)."""
-
-    def __init__(self, kb, apt=None, conda=None):
-        self._kb = kb
-        self.apt = apt if apt is not None else parse_apt(read_constraints("apt.toml"))
-        self.conda = conda if conda is not None else parse_conda(read_constraints("conda.toml"))
-
-    def __getattr__(self, name):
-        return getattr(self._kb, name)
-
-
 @pytest.fixture(scope="module")
 def kb():
-    return KnowledgeWithChannels(knowledge())
+    return knowledge()
 
 
 def resolution_for(kb, tf: str, os_name: str, gpu: str | None = "GTX 1080 Ti", cpu: bool = False):
     flags = Flags(tf=tf, os=os_name, gpu=None if cpu else gpu, cpu=cpu)
-    return resolve(kb._kb, build_request(kb._kb, flags, None))
+    return resolve(kb, build_request(kb, flags, None))
 
 
 def shellcheck_binary() -> str | None:
@@ -333,7 +322,7 @@ def test_text_from_the_data_cannot_leave_its_comment(kb, tmp_path):
     doc = read_constraints("apt.toml")
     for record in doc["cudnn_package"]:
         record["source"] += "\nrm -rf /tmp/stackresolve-test\n"
-    hostile = KnowledgeWithChannels(kb._kb, apt=parse_apt(doc))
+    hostile = dataclasses.replace(kb, apt=parse_apt(doc))
     script = apt_emitter.render(resolution_for(kb, "1.15", "linux"), hostile)
     assert all(line.lstrip().startswith("#") for line in script.splitlines() if "rm -rf /tmp/stackresolve" in line)
     syntax = subprocess.run(["bash", "-n", str(write_script(tmp_path, script))], capture_output=True, timeout=30)

@@ -35,25 +35,14 @@ def read_constraints(name: str) -> dict:
         return tomllib.load(handle)
 
 
-class KnowledgeWithConda:
-    """The loaded knowledge base plus the conda facts (the loader will carry them as kb.conda)."""
-
-    def __init__(self, kb, conda=None):
-        self._kb = kb
-        self.conda = conda if conda is not None else parse_conda(read_constraints("conda.toml"))
-
-    def __getattr__(self, name):
-        return getattr(self._kb, name)
-
-
 @pytest.fixture(scope="module")
 def kb():
-    return KnowledgeWithConda(knowledge())
+    return knowledge()
 
 
 def resolution_for(kb, tf: str, os_name: str, cpu: bool = False):
     flags = Flags(tf=tf, os=os_name, gpu=None if cpu else "GTX 1080 Ti", cpu=cpu)
-    return resolve(kb._kb, build_request(kb._kb, flags, None))
+    return resolve(kb, build_request(kb, flags, None))
 
 
 def environment(text: str) -> dict:

@@ -29,17 +29,6 @@ from stackresolve.resolve import resolve
 from stackresolve.target import Flags, build_request
 
 
-class KnowledgeWithInstallFacts:
-    """The real knowledge base plus install facts parsed in the test (the loader is the only TOML reader)."""
-
-    def __init__(self, kb, **facts):
-        self._kb = kb
-        self.__dict__.update(facts)
-
-    def __getattr__(self, name):
-        return getattr(self._kb, name)
-
-
 def docker_doc() -> dict:
     return tomllib.loads((Path(constraints_dir()) / "docker.toml").read_text(encoding="utf-8"))
 
@@ -50,12 +39,8 @@ def images():
 
 
 @pytest.fixture(scope="module")
-def kb(images):
-    base = knowledge()
-    if hasattr(base, "tf_images"):
-        return base
-    tf_images, cuda_images = images
-    return KnowledgeWithInstallFacts(base, tf_images=tf_images, cuda_images=cuda_images)
+def kb():
+    return knowledge()
 
 
 def plan(kb, **flags):

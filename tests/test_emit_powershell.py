@@ -33,17 +33,6 @@ from stackresolve.target import Flags, build_request
 SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"
 
 
-class KnowledgeWithInstallFacts:
-    """The real knowledge base plus install facts parsed in the test (the loader is the only TOML reader)."""
-
-    def __init__(self, kb, **facts):
-        self._kb = kb
-        self.__dict__.update(facts)
-
-    def __getattr__(self, name):
-        return getattr(self._kb, name)
-
-
 def windows_doc() -> dict:
     return tomllib.loads((Path(constraints_dir()) / "windows.toml").read_text(encoding="utf-8"))
 
@@ -54,12 +43,8 @@ def facts():
 
 
 @pytest.fixture(scope="module")
-def kb(facts):
-    base = knowledge()
-    if hasattr(base, "cuda_installers"):
-        return base
-    installers, zips, runtimes = facts
-    return KnowledgeWithInstallFacts(base, cuda_installers=installers, cudnn_zips=zips, msvc_runtimes=runtimes)
+def kb():
+    return knowledge()
 
 
 def script(kb, **flags):

@@ -25,7 +25,7 @@ from packaging.version import InvalidVersion, Version
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.request import InputError
 from stackresolve.resolve import Finding, Resolution, Stack, classify_support, resolve
-from stackresolve.target import Flags, MachineFacts, build_request
+from stackresolve.target import Flags, build_request
 
 SCHEMA = "stackresolve/doctor@1"
 SEVERITY_ORDER = ("error", "warning", "info")
