@@ -84,7 +84,8 @@ TARGET_OSES = {
 
 # One target per TensorFlow line (newest patch, newest Python it has wheels for) and OS where wheels exist, plus
 # the first patch of lines whose later patches fixed their own metadata. (tensorflow[and-cuda] 2.14.x and 2.15.0 are
-# left out: their extra pins tensorrt 8.5.3.1 / tensorrt-libs 8.6.1, which the package index does not have.)
+# left out: their extra pins tensorrt 8.5.3.1 / tensorrt-libs 8.6.1, which the package index does not have; so is
+# tensorflow-macos 2.6 on Apple silicon: `numpy~=1.19.2` has no macOS arm64 wheel, pip has to compile numpy.)
 DEFAULT_TARGETS = """
 tensorflow==1.0.1@3.6/linux tensorflow==1.0.1@3.5/windows
 tensorflow==1.2.1@3.6/linux tensorflow==1.2.1@3.6/windows
@@ -102,7 +103,7 @@ tensorflow==2.2.3@3.8/linux tensorflow==2.2.0@3.8/windows
 tensorflow==2.3.4@3.8/linux tensorflow-gpu==2.3.4@3.8/windows tensorflow==2.3.4@3.8/macos
 tensorflow==2.4.4@3.8/linux tensorflow==2.4.4@3.8/windows
 tensorflow==2.5.3@3.9/linux tensorflow==2.5.3@3.9/windows
-tensorflow==2.6.5@3.9/linux tensorflow==2.6.0@3.9/linux tensorflow==2.6.0@3.9/windows tensorflow-macos==2.6.0@3.9/macos-arm64
+tensorflow==2.6.5@3.9/linux tensorflow==2.6.0@3.9/linux tensorflow==2.6.0@3.9/windows
 tensorflow==2.7.4@3.9/linux tensorflow==2.7.0@3.9/windows
 tensorflow==2.8.4@3.10/linux tensorflow==2.8.0@3.10/windows
 tensorflow==2.9.3@3.10/linux tensorflow==2.9.3@3.10/windows tensorflow-macos==2.9.2@3.10/macos-arm64
@@ -123,7 +124,7 @@ tensorflow[and-cuda]==2.21.0@3.13/linux tensorflow==2.21.0@3.13/windows
 WATCH = ("protobuf", "numpy", "h5py", "tensorboard", "tensorflow-estimator", "keras", "keras-nightly", "gast",
          "typing-extensions", "wrapt", "grpcio", "six", "setuptools", "tensorflow-io-gcs-filesystem", "ml-dtypes",
          "markdown", "importlib-metadata", "werkzeug", "scipy", "tensorflow-intel", "tensorflow-macos",
-         "tf-estimator-nightly", "termcolor", "urllib3")
+         "tf-estimator-nightly", "termcolor", "urllib3", "google-auth", "cryptography")
 
 # Runs inside the pip subprocess: swap in the target's marker environment, optionally allow sdists, run pip.
 _BOOT = r"""

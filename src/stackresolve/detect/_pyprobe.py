@@ -22,7 +22,7 @@ NVIDIA_PREFIXES = ("nvidia-cudnn-", "nvidia-cuda-runtime-", "nvidia-cuda-nvcc-")
 PIP_PACKAGES = ("protobuf", "numpy", "h5py", "keras", "tensorboard", "tensorflow-estimator", "typing-extensions",
                 "gast", "ml-dtypes", "tf-keras", "keras-applications", "keras-preprocessing", "wrapt", "six",
                 "absl-py", "grpcio", "scipy", "setuptools", "termcolor", "opt-einsum", "flatbuffers", "astunparse",
-                "google-pasta", "tensorflow-io-gcs-filesystem", "jax", "jaxlib", "tensorrt")
+                "google-pasta", "tensorflow-io-gcs-filesystem", "jax", "jaxlib", "tensorrt", "cryptography")
 # where build_info.py lives: tensorflow_core/ for 1.15 and 2.0-2.1, tensorflow/ otherwise
 TF_MODULE_DIRS = ("tensorflow", "tensorflow_core")
 
