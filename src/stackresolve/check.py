@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
@@ -24,7 +24,6 @@ class CheckFacts:
     tensorflow: str | None = None  # installed version
     cuda_toolkits: tuple[str, ...] = ()
     cudnn: tuple[str, ...] = ()
-    sources: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ import re
 from dataclasses import dataclass, field
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
 
 from stackresolve.knowledge.model import cc_tuple
 
@@ -152,10 +151,3 @@ def parse_version_flag(text: str, flag: str) -> str:
     if not re.fullmatch(r"\d+(\.\d+){1,3}", value):
         raise InputError(f"{flag} {text!r}: not a version; use e.g. 10.0 or 7.6.5")
     return value
-
-
-def version_key(text: str) -> Version:
-    try:
-        return Version(text)
-    except InvalidVersion as exc:  # pragma: no cover - callers pass validated strings
-        raise InputError(f"{text!r} is not a version") from exc

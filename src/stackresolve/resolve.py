@@ -29,7 +29,7 @@ from stackresolve.knowledge.model import (
     WheelRelease,
     cc_tuple,
 )
-from stackresolve.request import GpuTarget, Request
+from stackresolve.request import Request
 
 # CPython minors a plan may recommend, oldest first.
 KNOWN_PYTHONS = ("2.7", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
@@ -393,9 +393,6 @@ class Stack:
     gpus: tuple[dict, ...]
     candidate: FrameworkCandidate | None = field(compare=False, repr=False)  # None: an NVIDIA build
     pip_pins: tuple[Pitfall, ...] = ()
-    cuda_toolkit: CudaToolkit | None = field(compare=False, repr=False, default=None)
-    cudnn_release: CudnnRelease | None = field(compare=False, repr=False, default=None)
-    cudnn_build: CudnnBuild | None = field(compare=False, repr=False, default=None)
 
     @property
     def tf_version(self) -> str:
@@ -638,8 +635,7 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
         findings.append(Finding("info", "and-cuda-unusable",
                                 f"tensorflow[and-cuda] {fw.line.version}: {fw.line.and_cuda_blocker}",
                                 source=fw.line.source))
-    stack = Stack(framework, python, cuda, cudnn, driver, gpu_pin, tuple(gpu_entries), fw, pins, toolkit,
-                  cudnn_c.release, cudnn_c.build)
+    stack = Stack(framework, python, cuda, cudnn, driver, gpu_pin, tuple(gpu_entries), fw, pins)
     return stack, findings
 
 
@@ -785,8 +781,3 @@ def find_alternatives(kb: KnowledgeBase, request: Request, limit: int = 4) -> li
         if len(out) >= limit:
             break
     return out
-
-
-def gpu_target(kb: KnowledgeBase, name: str, cc: str, source: str) -> GpuTarget:
-    support = kb.arch_support_for(cc)
-    return GpuTarget(name=name, cc=cc, architecture=support.architecture if support else "", source=source)

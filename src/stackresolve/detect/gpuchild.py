@@ -8,9 +8,9 @@ and NVML's. It prints one JSON line per probe, flushed at once, so a hang in the
 
 from __future__ import annotations
 
-import json
 import sys
 
+from .runner import json_objects
 from .smi import cuda_from_int
 
 MARKER = "stackresolve-gpu-probe"
@@ -171,18 +171,7 @@ def child_argv(python: str | None = None) -> list[str]:
 
 def parse_child_output(stdout: str) -> dict[str, dict]:
     """{"nvml": {...}, "libcuda": {...}} from the child's JSON lines; garbage lines are ignored."""
-    out: dict[str, dict] = {}
-    for line in (stdout or "").splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            doc = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(doc, dict) and doc.get("probe") in ("nvml", "libcuda"):
-            out[doc["probe"]] = doc
-    return out
+    return {doc["probe"]: doc for doc in json_objects(stdout) if doc.get("probe") in ("nvml", "libcuda")}
 
 
 def cc_string(cc) -> str | None:

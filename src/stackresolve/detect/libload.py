@@ -17,7 +17,7 @@ import json
 import sys
 from typing import Iterable
 
-from .runner import CommandNotFound, CommandTimeout, Deadline, SubprocessRunner
+from .runner import CommandNotFound, CommandTimeout, Deadline, SubprocessRunner, json_objects
 
 MARKER = "stackresolve-libload-probe"
 TOTAL_TIMEOUT = 20.0  # seconds for all libraries together
@@ -101,18 +101,7 @@ def child_argv(names: list[str], search_dirs: list[str], python: str | None = No
 
 
 def parse_child_output(stdout: str) -> dict[str, dict]:
-    out: dict[str, dict] = {}
-    for line in (stdout or "").splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            doc = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(doc, dict) and isinstance(doc.get("name"), str) and "ok" in doc:
-            out[doc["name"]] = doc
-    return out
+    return {doc["name"]: doc for doc in json_objects(stdout) if isinstance(doc.get("name"), str) and "ok" in doc}
 
 
 def _detail(doc: dict) -> str:

@@ -189,7 +189,3 @@ class Machine:
             "env": dict(self.env),
             "probes": [p.to_json_dict() for p in self.probes],
         }
-
-    @property
-    def has_gpu(self) -> bool:
-        return bool(self.gpus)

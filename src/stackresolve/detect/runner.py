@@ -7,6 +7,7 @@ Tests pass their own runner; `SubprocessRunner` is the real one.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import Callable, Sequence, Tuple
@@ -107,3 +108,17 @@ class Deadline:
 
     def expired(self, margin: float = 0.0) -> bool:
         return self.remaining() <= margin
+
+
+def json_objects(stdout: str | None):
+    """The JSON objects a probe child printed, one per line; anything else on its output is skipped."""
+    for line in (stdout or "").splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            yield doc

@@ -54,13 +54,6 @@ def clean_version(value: str | None) -> str | None:
     return v
 
 
-def major_minor(value: str | None) -> str | None:
-    v = clean_version(value)
-    if v is None:
-        return None
-    parts = v.split(".")
-    return parts[0] + "." + (parts[1] if len(parts) > 1 else "0")
-
 
 def cuda_from_int(v) -> str | None:
     """12040 -> "12.4" (the encoding of cuDriverGetVersion and nvmlSystemGetCudaDriverVersion)."""

@@ -94,10 +94,6 @@ class KnownError:
     pins: tuple[str, ...] = ()
     note: str = ""
 
-    @property
-    def severity_order(self) -> int:
-        return SEVERITIES.index(self.severity)
-
 
 @dataclass(frozen=True)
 class LibraryName:
