@@ -44,16 +44,24 @@ def constraints_dir() -> Path:
     return Path(stackresolve.constraints.__file__).parent
 
 
-def read_toml(name: str, directory: Path | None = None) -> tuple[dict, bytes]:
+def _read_bytes(name: str, directory: Path | None) -> bytes:
     path = (directory or constraints_dir()) / name
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise KnowledgeError(f"{path}: cannot read the knowledge base ({exc.strerror})") from exc
+
+
+def _parse(name: str, raw: bytes) -> dict:
     try:
-        return tomllib.loads(raw.decode("utf-8")), raw
+        return tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise KnowledgeError(f"{path}: not valid TOML ({exc})") from exc
+        raise KnowledgeError(f"{name}: not valid TOML ({exc})") from exc
+
+
+def read_toml(name: str, directory: Path | None = None) -> tuple[dict, bytes]:
+    raw = _read_bytes(name, directory)
+    return _parse(name, raw), raw
 
 
 def python_column(text: str) -> tuple[str, ...]:
@@ -354,13 +362,7 @@ def _parsed_documents(directory: Path | None) -> tuple[dict[str, dict], str]:
     Parsing the TOML is most of a cold start, so the parsed documents are cached under the digest of the
     files' bytes: an edited file has another digest, so a stale cache is never read. marshal (the format of
     .pyc files) is only readable by the same Python version, hence the version in the name."""
-    raws = {}
-    for name in CORE_FILES:
-        path = (directory or constraints_dir()) / name
-        try:
-            raws[name] = path.read_bytes()
-        except OSError as exc:
-            raise KnowledgeError(f"{path}: cannot read the knowledge base ({exc.strerror})") from exc
+    raws = {name: _read_bytes(name, directory) for name in CORE_FILES}
     digest = hashlib.sha256(b"".join(hashlib.sha256(raw).digest() for raw in raws.values())).hexdigest()
     folder = cache_dir()
     cached = folder / f"knowledge-{digest[:24]}-py{sys.version_info[0]}{sys.version_info[1]}.marshal" \
@@ -372,12 +374,7 @@ def _parsed_documents(directory: Path | None) -> tuple[dict[str, dict], str]:
                 return docs, digest
         except (OSError, ValueError, EOFError, TypeError):
             pass  # absent or unreadable: parse, and try to write it again
-    docs = {}
-    for name, raw in raws.items():
-        try:
-            docs[name] = tomllib.loads(raw.decode("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise KnowledgeError(f"{name}: not valid TOML ({exc})") from exc
+    docs = {name: _parse(name, raw) for name, raw in raws.items()}
     if cached is not None:
         try:
             from stackresolve.files import atomic_write_bytes
