@@ -19,7 +19,8 @@ from stackresolve.detect import LocalFS, SubprocessRunner, detect_machine
 from stackresolve.detect import _pyprobe
 from stackresolve.detect.libload import probe_libraries
 from stackresolve.detect.runner import CommandTimeout
-from stackresolve.doctor import SCHEMA, _cuda_fit, diagnose, tf_library_names
+from stackresolve.doctor import SCHEMA, diagnose
+from stackresolve.knowledge.rules import cuda_runtime_serves as _cuda_fit, tf_library_names
 from stackresolve.request import InputError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -32,7 +33,9 @@ TF115_BUILD_INFO = "is_rocm_build = False\nis_cuda_build = True\n"
 TF215_BUILD_INFO = ("import collections\n\nbuild_info = collections.OrderedDict([('cuda_version', '12.2'), "
                     "('cudnn_version', '8'), ('is_cuda_build', True), ('is_rocm_build', False)])\n")
 
-# TensorFlow 1.15 Linux GPU: CUDA 10.0, cuDNN 7.4 (tensorflow/docs site/en/install/source.md, tested builds);
+# TensorFlow 1.15 Linux GPU: CUDA 10.0 (tensorflow/docs site/en/install/source.md, tested builds); compiled with
+# cuDNN 7.6, not the table's 7.4: the 1.15.0 wheel says "Loaded runtime CuDNN library: 7.4.1 but source was compiled
+# with: 7.6.0" (tensorflow/tensorflow#35376);
 # CUDA 10.0 needs driver >= 410.48 on Linux (NVIDIA CUDA release notes, Table 3).
 TF115_CUDA_LIBS = ["libcudart.so.10.0", "libcublas.so.10.0", "libcufft.so.10.0", "libcurand.so.10.0",
                    "libcusolver.so.10.0", "libcusparse.so.10.0"]
@@ -177,7 +180,7 @@ def test_tf115_on_a_working_cuda_10_0_stack_is_healthy(tmp_path, kb):
     loader = FakeLoader(root)
     report = diagnose(machine, kb, probe_libraries=loader)
     t = report.target
-    assert (t.tf_version, t.origin, t.cuda, t.cudnn_compiled, t.driver_min) == ("1.15.5", "installed", "10.0", "7.4",
+    assert (t.tf_version, t.origin, t.cuda, t.cudnn_compiled, t.driver_min) == ("1.15.5", "installed", "10.0", "7.6",
                                                                                  "410.48")
     assert codes(report, "error") == [] and report.healthy and report.exit_code == 0
     assert [n for n, ok, _ in report.libraries if ok] == TF115_CUDA_LIBS + ["libcudnn.so.7"]

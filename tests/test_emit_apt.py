@@ -31,11 +31,25 @@ try:  # Python >= 3.11
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-from stackresolve.emit import apt as apt_emitter
+from stackresolve.plan import apt as apt_plan
 from stackresolve.knowledge.channels import parse_apt
 from stackresolve.knowledge.loader import constraints_dir, knowledge
 from stackresolve.resolve import resolve
-from stackresolve.target import Flags, build_request
+from stackresolve.request import Flags, build_request
+
+
+def render_apt(resolution, kb, **options):
+    """The apt plan as `stackresolve plan --format apt` prints it."""
+    from stackresolve.emit import render_plan
+    from stackresolve.plan import PlanOptions
+
+    return render_plan("apt", resolution, kb, PlanOptions(**options))
+
+
+def requirement_lines(resolution):
+    from stackresolve.plan import pip as pip_plan
+
+    return list(pip_plan.decide(resolution).requirements)
 
 
 def read_constraints(name: str) -> dict:
@@ -116,9 +130,9 @@ def run_stubbed(tmp_path: Path, script: Path, release: str, python: str, *args: 
 # -- content -----------------------------------------------------------------------------------------------
 def test_tf115_installs_exact_cuda_and_cudnn_packages(kb):
     resolution = resolution_for(kb, "1.15", "linux")
-    assert resolution.stack.cuda.value["version"] == "10.0"
-    assert resolution.stack.cudnn.value["version"] == "7.6.5"
-    script = apt_emitter.render(resolution, kb)
+    assert resolution.stack.cuda.version == "10.0"
+    assert resolution.stack.cudnn.version == "7.6.5"
+    script = render_apt(resolution, kb)
     assert script.startswith("#!/usr/bin/env bash\n# stackresolve apt plan\n")
     assert "set -euo pipefail" in script
     assert "libcudnn7=7.6.5.32-1+cuda10.0" in script
@@ -135,12 +149,12 @@ def test_tf115_installs_exact_cuda_and_cudnn_packages(kb):
 
 def test_keyring_method_follows_the_release():
     apt = parse_apt(read_constraints("apt.toml"))
-    assert apt_emitter.choose_keyring(apt, "22.04").file == "cuda-keyring_1.1-1_all.deb"
-    assert apt_emitter.choose_keyring(apt, "18.04").file == "cuda-keyring_1.0-1_all.deb"
-    twenty = apt_emitter.choose_keyring(apt, "20.04")
+    assert apt_plan.choose_keyring(apt, "22.04").file == "cuda-keyring_1.1-1_all.deb"
+    assert apt_plan.choose_keyring(apt, "18.04").file == "cuda-keyring_1.0-1_all.deb"
+    twenty = apt_plan.choose_keyring(apt, "20.04")
     assert (twenty.method, twenty.file) == ("apt-key", "3bf863cc.pub")
-    assert apt_emitter.choose_keyring(apt, "24.04").file == "3bf863cc.pub"
-    assert apt_emitter.choose_keyring(apt, "14.04") is None  # only the key retired in April 2022
+    assert apt_plan.choose_keyring(apt, "24.04").file == "3bf863cc.pub"
+    assert apt_plan.choose_keyring(apt, "14.04") is None  # only the key retired in April 2022
 
 
 def test_nearest_cudnn_same_major_not_older_than_the_build():
@@ -149,32 +163,32 @@ def test_nearest_cudnn_same_major_not_older_than_the_build():
     def on(cuda: str, release: str):
         return [p for p in apt.cudnn_for(cuda) if release in p.ubuntu]
 
-    exact = apt_emitter.choose_cudnn(on("10.0", "18.04"), "7.6.3", "7.4", "10.0", "18.04")
+    exact = apt_plan.choose_cudnn(on("10.0", "18.04"), "7.6.3", "7.4", "10.0", "18.04")
     assert exact.package.runtime == "libcudnn7=7.6.3.30-1+cuda10.0" and exact.why == ""
-    newer = apt_emitter.choose_cudnn(on("10.0", "18.04"), "7.4.0", "7.4", "10.0", "18.04")
+    newer = apt_plan.choose_cudnn(on("10.0", "18.04"), "7.4.0", "7.4", "10.0", "18.04")
     assert newer.package.runtime == "libcudnn7=7.4.1.5-1+cuda10.0"
     assert "nearest newer" in newer.why
     # No cuDNN 8.9 apt build for CUDA 11.2 is recorded: the newest 8.x >= 8.1 for 11.2 is 8.1.1.33.
-    older = apt_emitter.choose_cudnn(on("11.2", "20.04"), "8.9.7", "8.1", "11.2", "20.04")
+    older = apt_plan.choose_cudnn(on("11.2", "20.04"), "8.9.7", "8.1", "11.2", "20.04")
     assert older.package.runtime == "libcudnn8=8.1.1.33-1+cuda11.2"
     assert "newest cuDNN 8.x >= 8.1" in older.why
     # A different major is never chosen.
-    assert apt_emitter.choose_cudnn(on("10.0", "18.04"), "8.0.5", "8.0", "10.0", "18.04") is None
+    assert apt_plan.choose_cudnn(on("10.0", "18.04"), "8.0.5", "8.0", "10.0", "18.04") is None
 
 
-def test_tf210_says_which_cudnn_it_substitutes(kb):
+def test_tf210_installs_the_cudnn_of_tensorflows_own_images(kb):
+    # tensorflow/tools/dockerfiles gpu.Dockerfile for 2.5-2.11: ARG CUDNN=8.1.0.77-1 (CUDA 11.2).
     resolution = resolution_for(kb, "2.10", "linux")
-    assert resolution.stack.cuda.value["version"] == "11.2"
-    script = apt_emitter.render(resolution, kb)
-    assert "libcudnn8=8.1.1.33-1+cuda11.2" in script
-    if resolution.stack.cudnn.value["version"] != "8.1.1":
-        assert "# substitute: the data has no apt package of cuDNN" in script
+    assert (resolution.stack.cuda.version, resolution.stack.cudnn.version) == ("11.2", "8.1.0")
+    script = render_apt(resolution, kb)
+    assert "libcudnn8=8.1.0.77-1+cuda11.2" in script
+    assert "substitute" not in script
 
 
 def test_and_cuda_stack_installs_no_system_cuda(kb):
     resolution = resolution_for(kb, "2.15", "linux")
-    assert resolution.stack.candidate.extra == "and-cuda"
-    script = apt_emitter.render(resolution, kb)
+    assert resolution.stack.framework.extras == ("and-cuda",)
+    script = render_apt(resolution, kb)
     assert "set -euo pipefail" in script
     assert "libcudnn" not in script and "cuda-toolkit" not in script
     assert "come as pip wheels" in script
@@ -183,11 +197,11 @@ def test_and_cuda_stack_installs_no_system_cuda(kb):
 
 def test_driver_branch_only_when_asked(kb):
     resolution = resolution_for(kb, "1.15", "linux")
-    assert "DRIVER_PACKAGE=''" in apt_emitter.render(resolution, kb)
-    with_driver = apt_emitter.render(resolution, kb, with_driver=True)
+    assert "DRIVER_PACKAGE=''" in render_apt(resolution, kb)
+    with_driver = render_apt(resolution, kb, with_driver=True)
     assert "DRIVER_PACKAGE=nvidia-driver-450" in with_driver  # newest branch recorded for 18.04, >= 410
     # Under WSL2 the Windows driver serves CUDA: never a Linux driver.
-    wsl = apt_emitter.render(resolution_for(kb, "1.15", "wsl2"), kb, with_driver=True)
+    wsl = render_apt(resolution_for(kb, "1.15", "wsl2"), kb, with_driver=True)
     assert "DRIVER_PACKAGE=''" in wsl and "--with-driver ignored" in wsl
 
 
@@ -207,7 +221,7 @@ TARGETS = [
 
 @pytest.mark.parametrize("tf,os_name,with_driver,cpu", TARGETS)
 def test_every_script_passes_bash_n_and_shellcheck(kb, tmp_path, tf, os_name, with_driver, cpu):
-    script = apt_emitter.render(resolution_for(kb, tf, os_name, cpu=cpu), kb, with_driver=with_driver)
+    script = render_apt(resolution_for(kb, tf, os_name, cpu=cpu), kb, with_driver=with_driver)
     path = write_script(tmp_path, script)
     assert "set -euo pipefail" in script
     syntax = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True, timeout=30)
@@ -228,20 +242,20 @@ def check_os(tmp_path: Path, script: Path, os_id: str, version_id: str):
 
 
 def test_refuses_a_release_nvidia_does_not_carry(kb, tmp_path):
-    script = write_script(tmp_path, apt_emitter.render(resolution_for(kb, "1.15", "linux"), kb))
+    script = write_script(tmp_path, render_apt(resolution_for(kb, "1.15", "linux"), kb))
     done = check_os(tmp_path, script, "ubuntu", "22.04")
     assert done.returncode == 1
     assert "Ubuntu 22.04 is not supported" in done.stderr and "16.04, 18.04" in done.stderr
 
 
 def test_refuses_another_distribution(kb, tmp_path):
-    script = write_script(tmp_path, apt_emitter.render(resolution_for(kb, "2.15", "linux"), kb))
+    script = write_script(tmp_path, render_apt(resolution_for(kb, "2.15", "linux"), kb))
     done = check_os(tmp_path, script, "debian", "12")
     assert done.returncode == 1 and "this plan is for Ubuntu" in done.stderr
 
 
 def test_os_release_values_are_never_executed(kb, tmp_path):
-    script = write_script(tmp_path, apt_emitter.render(resolution_for(kb, "1.15", "linux"), kb))
+    script = write_script(tmp_path, render_apt(resolution_for(kb, "1.15", "linux"), kb))
     marker = tmp_path / "pwned"
     for version in (f"18.04; touch {marker}", f"$(touch {marker})", f"`touch {marker}`"):
         done = check_os(tmp_path, script, "ubuntu", version)
@@ -250,14 +264,14 @@ def test_os_release_values_are_never_executed(kb, tmp_path):
 
 
 def test_check_accepts_a_supported_release(kb, tmp_path):
-    script = write_script(tmp_path, apt_emitter.render(resolution_for(kb, "1.15", "linux"), kb))
+    script = write_script(tmp_path, render_apt(resolution_for(kb, "1.15", "linux"), kb))
     done, _ = run_stubbed(tmp_path, script, "18.04", "3.7", "--check")
     assert done.returncode == 0, done.stderr
     assert "libcudnn7=7.6.5.32-1+cuda10.0" in done.stdout
 
 
 def test_other_targets_print_why_and_exit_1(kb, tmp_path):
-    script = write_script(tmp_path, apt_emitter.render(resolution_for(kb, "2.10", "windows"), kb))
+    script = write_script(tmp_path, render_apt(resolution_for(kb, "2.10", "windows"), kb))
     done = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=30)
     assert done.returncode == 1 and "--format powershell" in done.stderr
 
@@ -265,7 +279,7 @@ def test_other_targets_print_why_and_exit_1(kb, tmp_path):
 # -- a whole run, with apt, dpkg, curl, gpg and Python replaced by loggers ------------------------------------
 def test_stubbed_run_installs_holds_and_reports(kb, tmp_path):
     resolution = resolution_for(kb, "1.15", "linux")
-    script = write_script(tmp_path, apt_emitter.render(resolution, kb, with_driver=True))
+    script = write_script(tmp_path, render_apt(resolution, kb, with_driver=True))
     done, log = run_stubbed(tmp_path, script, "18.04", "3.7")
     assert done.returncode == 0, done.stderr
     assert "cuda/repos/ubuntu1804/x86_64/cuda-keyring_1.0-1_all.deb" in log
@@ -282,7 +296,7 @@ def test_stubbed_run_installs_holds_and_reports(kb, tmp_path):
 
 
 def test_stubbed_run_on_1604_adds_the_machine_learning_repo(kb, tmp_path):
-    script = write_script(tmp_path, apt_emitter.render(resolution_for(kb, "1.15", "linux"), kb))
+    script = write_script(tmp_path, render_apt(resolution_for(kb, "1.15", "linux"), kb))
     done, log = run_stubbed(tmp_path, script, "16.04", "3.7")
     assert done.returncode == 0, done.stderr
     assert "cuda/repos/ubuntu1604/x86_64/3bf863cc.pub" in log
@@ -292,13 +306,15 @@ def test_stubbed_run_on_1604_adds_the_machine_learning_repo(kb, tmp_path):
 
 def test_second_run_skips_the_configured_repository(kb, tmp_path):
     resolution = resolution_for(kb, "2.10", "linux")
-    python = resolution.stack.python.value["recommended"]
-    script = write_script(tmp_path, apt_emitter.render(resolution, kb))
+    python = resolution.stack.python.recommended
+    script = write_script(tmp_path, render_apt(resolution, kb))
     first, log = run_stubbed(tmp_path, script, "20.04", python)
     assert first.returncode == 0, first.stderr
     listing = tmp_path / "apt" / "sources.list.d" / "cuda-ubuntu2004-x86_64.list"
     assert "signed-by=" in listing.read_text() and "cuda/repos/ubuntu2004/x86_64/ /" in listing.read_text()
-    assert "libcudnn8=8.1.1.33-1+cuda11.2" in log
+    # 8.1.0.77 (TensorFlow's own images) is in NVIDIA's machine-learning repository for 20.04 (apt.toml)
+    assert "libcudnn8=8.1.0.77-1+cuda11.2" in log
+    assert (tmp_path / "apt" / "sources.list.d" / "nvidia-ml-ubuntu2004-x86_64.list").exists()
     (tmp_path / "log").unlink()
     second, log = run_stubbed(tmp_path, script, "20.04", python)
     assert second.returncode == 0, second.stderr
@@ -323,7 +339,7 @@ def test_text_from_the_data_cannot_leave_its_comment(kb, tmp_path):
     for record in doc["cudnn_package"]:
         record["source"] += "\nrm -rf /tmp/stackresolve-test\n"
     hostile = dataclasses.replace(kb, apt=parse_apt(doc))
-    script = apt_emitter.render(resolution_for(kb, "1.15", "linux"), hostile)
+    script = render_apt(resolution_for(kb, "1.15", "linux"), hostile)
     assert all(line.lstrip().startswith("#") for line in script.splitlines() if "rm -rf /tmp/stackresolve" in line)
     syntax = subprocess.run(["bash", "-n", str(write_script(tmp_path, script))], capture_output=True, timeout=30)
     assert syntax.returncode == 0

@@ -21,13 +21,26 @@ try:  # Python >= 3.11
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-from stackresolve.emit import conda as conda_emitter
-from stackresolve.emit.pip import requirement_lines
+from stackresolve.plan import conda as conda_plan
 from stackresolve.knowledge.channels import parse_conda
 from stackresolve.knowledge.loader import constraints_dir, knowledge
 from stackresolve.request import InputError
 from stackresolve.resolve import resolve
-from stackresolve.target import Flags, build_request
+from stackresolve.request import Flags, build_request
+
+
+def render_conda(resolution, kb, **options):
+    """The conda plan as `stackresolve plan --format conda` prints it."""
+    from stackresolve.emit import render_plan
+    from stackresolve.plan import PlanOptions
+
+    return render_plan("conda", resolution, kb, PlanOptions(**options))
+
+
+def requirement_lines(resolution):
+    from stackresolve.plan import pip as pip_plan
+
+    return list(pip_plan.decide(resolution).requirements)
 
 
 def read_constraints(name: str) -> dict:
@@ -64,13 +77,13 @@ def pip_section(doc: dict) -> list[str]:
 
 def test_tf210_linux_uses_tensorflows_own_conda_pair(kb):
     resolution = resolution_for(kb, "2.10", "linux")
-    text = conda_emitter.render(resolution, kb)
+    text = render_conda(resolution, kb)
     assert text.startswith("# stackresolve conda plan\n")
     doc = environment(text)
     assert doc["name"] == f"tf-{resolution.stack.tf_version}"
     assert doc["channels"] == ["conda-forge"]
     specs = conda_specs(doc)
-    assert f"python={resolution.stack.python.value['recommended']}" == specs[0]
+    assert f"python={resolution.stack.python.recommended}" == specs[0]
     assert "cudatoolkit=11.2" in specs and "cudnn=8.1.0" in specs
     assert "pip" in specs
     assert pip_section(doc) == requirement_lines(resolution)
@@ -78,14 +91,14 @@ def test_tf210_linux_uses_tensorflows_own_conda_pair(kb):
 
 
 def test_tf210_windows_native_gets_the_same_pair(kb):
-    doc = environment(conda_emitter.render(resolution_for(kb, "2.10", "windows"), kb))
+    doc = environment(render_conda(resolution_for(kb, "2.10", "windows"), kb))
     assert {"cudatoolkit=11.2", "cudnn=8.1.0"} <= set(conda_specs(doc))
 
 
 def test_tf115_linux_cudatoolkit_and_cudnn_from_conda_forge(kb):
     resolution = resolution_for(kb, "1.15", "linux")
-    assert resolution.stack.cudnn.value["version"] == "7.6.5"
-    doc = environment(conda_emitter.render(resolution, kb))
+    assert resolution.stack.cudnn.version == "7.6.5"
+    doc = environment(render_conda(resolution, kb))
     assert doc["channels"] == ["conda-forge"]
     assert {"cudatoolkit=10.0", "cudnn=7.6.5"} <= set(conda_specs(doc))
     assert pip_section(doc)[0] == "tensorflow-gpu==1.15.5"
@@ -93,43 +106,43 @@ def test_tf115_linux_cudatoolkit_and_cudnn_from_conda_forge(kb):
 
 def test_and_cuda_stack_has_no_conda_cuda_packages(kb):
     resolution = resolution_for(kb, "2.15", "linux")
-    assert resolution.stack.candidate.extra == "and-cuda"
-    doc = environment(conda_emitter.render(resolution, kb))
+    assert resolution.stack.framework.extras == ("and-cuda",)
+    doc = environment(render_conda(resolution, kb))
     assert not [s for s in conda_specs(doc) if s.startswith(("cudatoolkit", "cudnn", "cuda-"))]
     assert pip_section(doc)[0].startswith("tensorflow[and-cuda]==2.15.")
 
 
 def test_cpu_stack(kb):
-    doc = environment(conda_emitter.render(resolution_for(kb, "2.15", "linux", cpu=True), kb))
+    doc = environment(render_conda(resolution_for(kb, "2.15", "linux", cpu=True), kb))
     assert [s for s in conda_specs(doc) if not s.startswith("python=")] == ["pip"]
 
 
 def test_catalogue_picks_what_the_channel_really_has():
     conda = parse_conda(read_constraints("conda.toml"))
     # cuDNN 8.6 (TensorFlow 2.12's build) is not on conda-forge: the nearest newer 8.x there is 8.8.0.
-    choice = conda_emitter._catalogue_choice(conda, "11.8", "8.6.0", "8.6")
+    choice = conda_plan._catalogue_choice(conda, "11.8", "8.6.0", "8.6")
     assert (choice.channel, choice.specs) == ("conda-forge", ("cudatoolkit=11.8", "cudnn=8.8.0"))
     assert any(n.startswith("substitute:") for n in choice.notes)
     # CUDA 12 on conda-forge: cuda-version + cuda-runtime, and a cudnn build for 12.x.
-    choice = conda_emitter._catalogue_choice(conda, "12.3", "8.9.7", "8.9")
+    choice = conda_plan._catalogue_choice(conda, "12.3", "8.9.7", "8.9")
     assert choice.specs == ("cuda-version=12.3", "cuda-runtime=12.3", "cudnn=8.9.7")
     # CUDA 9.0 only on defaults, with a build-string spec.
-    choice = conda_emitter._catalogue_choice(conda, "9.0", "7.6.5", "7.0")
+    choice = conda_plan._catalogue_choice(conda, "9.0", "7.6.5", "7.0")
     assert (choice.channel, choice.specs) == ("defaults", ("cudatoolkit=9.0", "cudnn=7.6.5=cuda9.0*"))
     # A CUDA line no channel carries gives a reason, not packages.
-    assert isinstance(conda_emitter._catalogue_choice(conda, "8.0", "7.1.4", "7.0"), str)
+    assert isinstance(conda_plan._catalogue_choice(conda, "8.0", "7.1.4", "7.0"), str)
 
 
 def test_env_name(kb):
     resolution = resolution_for(kb, "1.15", "linux")
-    assert environment(conda_emitter.render(resolution, kb, env_name="tf1_legacy-2.x"))["name"] == "tf1_legacy-2.x"
+    assert environment(render_conda(resolution, kb, env_name="tf1_legacy-2.x"))["name"] == "tf1_legacy-2.x"
     for bad in ("bad name", "x;rm -rf ~", "a/b", "", "..", "name\nchannels: [evil]"):
         with pytest.raises(InputError):
-            conda_emitter.render(resolution, kb, env_name=bad)
+            render_conda(resolution, kb, env_name=bad)
 
 
 def test_header_is_yaml_comments_only(kb):
-    text = conda_emitter.render(resolution_for(kb, "2.10", "linux"), kb)
+    text = render_conda(resolution_for(kb, "2.10", "linux"), kb)
     head = text.split("name:", 1)[0]
     assert head and all(line.startswith("#") for line in head.splitlines())
 

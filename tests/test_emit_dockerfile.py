@@ -21,12 +21,24 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from stackresolve.emit import dockerfile
-from stackresolve.emit.pip import requirement_lines
 from stackresolve.knowledge.install_facts import InstallFactsError, parse_docker
 from stackresolve.knowledge.loader import constraints_dir, knowledge
 from stackresolve.resolve import resolve
-from stackresolve.target import Flags, build_request
+from stackresolve.request import Flags, build_request
+
+
+def render_dockerfile(resolution, kb, **options):
+    """The dockerfile plan as `stackresolve plan --format dockerfile` prints it."""
+    from stackresolve.emit import render_plan
+    from stackresolve.plan import PlanOptions
+
+    return render_plan("dockerfile", resolution, kb, PlanOptions(**options))
+
+
+def requirement_lines(resolution):
+    from stackresolve.plan import pip as pip_plan
+
+    return list(pip_plan.decide(resolution).requirements)
 
 
 def docker_doc() -> dict:
@@ -45,7 +57,7 @@ def kb():
 
 def plan(kb, **flags):
     resolution = resolve(kb, build_request(kb, Flags(**flags), None))
-    return resolution, dockerfile.render(resolution, kb)
+    return resolution, render_dockerfile(resolution, kb)
 
 
 def from_image(text: str) -> str | None:
@@ -130,7 +142,7 @@ def test_parser_rejects_malformed_records(field, value):
 def test_tf_2_3_gpu_uses_tensorflows_own_image(kb):
     resolution, text = plan(kb, tf="2.3", os="linux", gpu="GTX 1080")
     stack = resolution.stack
-    assert stack.cuda.value["version"] == "10.1"
+    assert stack.cuda.version == "10.1"
     image = from_image(text)
     assert image.startswith("tensorflow/tensorflow:2.3.")
     record = base_record(kb, image)
@@ -148,27 +160,27 @@ def test_tf_1_15_gpu_image_is_the_python3_tag(kb):
 def test_and_cuda_stack_uses_a_plain_python_image(kb):
     resolution, text = plan(kb, tf="2.15", os="linux", gpu="RTX 3090")
     stack = resolution.stack
-    assert stack.candidate.extra == "and-cuda"
-    assert from_image(text) == f"python:{stack.python.value['recommended']}-slim"
+    assert stack.framework.extras == ("and-cuda",)
+    assert from_image(text) == f"python:{stack.python.recommended}-slim"
     assert "[and-cuda]==2.15." in text
 
 
 def test_tf_2_12_uses_nvidias_cuda_11_8_image(kb):
     resolution, text = plan(kb, tf="2.12", os="linux", gpu="RTX 3090")
     stack = resolution.stack
-    if stack.candidate.extra:  # pragma: no cover - 2.12 has no and-cuda extra in TensorFlow's metadata
+    if stack.cuda.delivery != "system":  # pragma: no cover - 2.12 has no and-cuda extra in TensorFlow's metadata
         pytest.skip("2.12 resolved to an and-cuda stack")
     image = from_image(text)
-    assert image.startswith(f"nvidia/cuda:{stack.cuda.value['release'][:4]}")
+    assert image.startswith(f"nvidia/cuda:{stack.cuda.release[:4]}")
     record = base_record(kb, image)
-    assert record.cuda == stack.cuda.value["version"] == "11.8"
+    assert record.cuda == stack.cuda.version == "11.8"
     assert record.pullable
     assert "-m venv /opt/venv" in text
 
 
 def test_cpu_stack_uses_python_slim(kb):
     resolution, text = plan(kb, tf="2.3", os="linux", cpu=True)
-    assert from_image(text) == f"python:{resolution.stack.python.value['recommended']}-slim"
+    assert from_image(text) == f"python:{resolution.stack.python.recommended}-slim"
     assert "--gpus" not in text
 
 
@@ -193,13 +205,13 @@ def test_every_linux_gpu_line_gets_a_base_matching_its_cuda_and_cudnn(kb):
         if image is None:
             assert "No Dockerfile" in text
             continue
-        if stack.candidate.extra:
+        if stack.cuda.delivery != "system":
             assert image.startswith("python:")
             continue
         record = base_record(kb, image)
         assert record is not None, image
-        assert record.cuda == stack.cuda.value["version"], (line.version, image)
-        built = Version(stack.candidate.cudnn_min)
+        assert record.cuda == stack.cuda.version, (line.version, image)
+        built = Version(stack.cudnn.compiled)
         assert Version(record.cudnn).major == built.major and Version(record.cudnn) >= built, (line.version, image)
         checked += 1
     assert checked >= 5

@@ -24,11 +24,24 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from stackresolve.emit import powershell
-from stackresolve.emit.pip import requirement_lines
 from stackresolve.knowledge.install_facts import InstallFactsError, parse_windows
 from stackresolve.knowledge.loader import constraints_dir, knowledge
 from stackresolve.resolve import resolve
-from stackresolve.target import Flags, build_request
+from stackresolve.request import Flags, build_request
+
+
+def render_powershell(resolution, kb, **options):
+    """The powershell plan as `stackresolve plan --format powershell` prints it."""
+    from stackresolve.emit import render_plan
+    from stackresolve.plan import PlanOptions
+
+    return render_plan("powershell", resolution, kb, PlanOptions(**options))
+
+
+def requirement_lines(resolution):
+    from stackresolve.plan import pip as pip_plan
+
+    return list(pip_plan.decide(resolution).requirements)
 
 SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"
 
@@ -49,7 +62,7 @@ def kb():
 
 def script(kb, **flags):
     resolution = resolve(kb, build_request(kb, Flags(**flags), None))
-    return resolution, powershell.render(resolution, kb)
+    return resolution, render_powershell(resolution, kb)
 
 
 # -- a small PowerShell structure check -----------------------------------------------------------------------
@@ -246,8 +259,8 @@ def test_tf_2_3_native_windows_script(kb):
     assert "'cudart_10.1'" in variable(text, "CudaComponents")
     assert "(@('-s') + $CudaComponents)" in text
     # Driver check against the stack's minimum, reading both nvidia-smi labels.
-    assert variable(text, "MinDriver") == f"'{stack.driver.value['min']}'"
-    assert stack.driver.value["min"] == "418.96"  # NVIDIA's table: CUDA 10.1.105 needs >= 418.96 on Windows
+    assert variable(text, "MinDriver") == f"'{stack.driver.minimum}'"
+    assert stack.driver.minimum == "418.96"  # NVIDIA's table: CUDA 10.1.105 needs >= 418.96 on Windows
     assert "(?:Driver|KMD) Version" in text and "--query-gpu=driver_version" in text
     # PATH: CUDA bin, libnvvp, CUPTI and the cuDNN bin folder, plus CUDA_PATH.
     assert "NVIDIA GPU Computing Toolkit\\CUDA\\v$CudaVersion" in text
@@ -261,7 +274,7 @@ def test_tf_2_3_native_windows_script(kb):
     # MSVC runtime, venv via the py launcher, pip plan, GPU check.
     assert variable(text, "MsvcDll") == "'msvcp140_1.dll'"
     assert "HKLM:\\SOFTWARE\\Microsoft\\VisualStudio\\14.0\\VC\\Runtimes\\x64" in text
-    assert variable(text, "PythonVersion") == f"'{stack.python.value['recommended']}'"
+    assert variable(text, "PythonVersion") == f"'{stack.python.recommended}'"
     assert '& py "-$PythonVersion" -m venv $VenvDir' in text
     assert here_string_body(text, "Requirements") == requirement_lines(resolution)
     assert "tf.config.list_physical_devices('GPU')" in ps_literal(variable(text, "CheckCode"))
@@ -318,7 +331,7 @@ def test_wsl2_stack_gets_the_wsl2_route(kb):
     assert resolution.stack is not None
     assert ps_structure_problems(text) == []
     assert "wsl.exe --install" in text
-    assert variable(text, "MinDriver") == f"'{resolution.stack.driver.value['min']}'"
+    assert variable(text, "MinDriver") == f"'{resolution.stack.driver.minimum}'"
 
 
 def test_linux_stack_is_refused_with_a_clear_message(kb):
@@ -337,7 +350,7 @@ def test_every_native_windows_line_gets_a_well_formed_script(kb):
         assert ps_structure_problems(text) == [], line.version
         if resolution.stack is None or not resolution.stack.cuda:
             continue
-        assert ps_literal(variable(text, "CudaVersion")) == resolution.stack.cuda.value["version"]
-        assert ps_literal(variable(text, "MinDriver")) == resolution.stack.driver.value["min"]
+        assert ps_literal(variable(text, "CudaVersion")) == resolution.stack.cuda.version
+        assert ps_literal(variable(text, "MinDriver")) == resolution.stack.driver.minimum
         checked += 1
     assert checked >= 3

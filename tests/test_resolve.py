@@ -8,8 +8,9 @@ import pytest
 from packaging.version import Version
 
 from stackresolve.knowledge.loader import knowledge
-from stackresolve.resolve import classify_support, resolve
-from stackresolve.target import Flags, MachineFacts, build_request
+from stackresolve.knowledge.rules import classify_support
+from stackresolve.resolve import resolve
+from stackresolve.request import Flags, build_request
 
 
 @pytest.fixture(scope="module")
@@ -42,18 +43,18 @@ WINDOWS_GPU = [
 
 
 def _assert_table_row(stack, cuda, cudnn):
-    assert stack.cuda.value["version"] == cuda
-    picked, compiled = Version(stack.cudnn.value["version"]), Version(cudnn)
+    assert stack.cuda.version == cuda
+    picked, compiled = Version(stack.cudnn.version), Version(cudnn)
     # TensorFlow loads a cuDNN of the same major with an equal or higher minor (cuda_dnn.cc).
     assert picked.major == compiled.major and picked >= compiled
-    assert stack.cudnn.value["built_for_cuda"] in (cuda, f"{cuda.split('.')[0]}.x")
+    assert stack.cudnn.built_for_cuda in (cuda, f"{cuda.split('.')[0]}.x")
 
 
 @pytest.mark.parametrize("line, cuda, cudnn", LINUX_GPU)
 def test_linux_gpu_lines_follow_the_tested_build_table(kb, line, cuda, cudnn):
     resolution = plan(kb, tf=line, os="linux")
     assert resolution.stack is not None, [f.message for f in resolution.findings]
-    assert resolution.stack.framework.value["line"] == line
+    assert resolution.stack.framework.line == line
     _assert_table_row(resolution.stack, cuda, cudnn)
 
 
@@ -65,25 +66,26 @@ def test_windows_gpu_lines_follow_the_tested_build_table(kb, line, cuda, cudnn):
 
 
 def test_tf_1_15_on_a_pascal_card(kb):
-    # The design's reference answer: tensorflow-gpu 1.15.5 (wheels for CPython 3.6-3.7 only, package index),
-    # CUDA 10.0 + the newest cuDNN 7 built for it (7.6.5, cuDNN archive), driver >= 410.48 (CUDA 10.0.130,
-    # NVIDIA release notes Table 3).
+    # tensorflow-gpu 1.15.5 (wheels for CPython 3.6-3.7 only, package index), CUDA 10.0, driver >= 410.48 (CUDA
+    # 10.0.130, NVIDIA release notes Table 3). cuDNN: TensorFlow's guide pinned 7.6.2 (site/en/install/gpu.md@af7601ea:
+    # libcudnn7=7.6.2.24-1+cuda10.0), which no conda channel has for CUDA 10.0 (conda-forge/cudnn-feedstock builds
+    # 7.6.5; defaults 7.3.1, 7.6.0, 7.6.4, 7.6.5): 7.6.5 is the 7.6 patch every channel installs.
     stack = plan(kb, tf="1.15", os="linux", gpu="GeForce GTX 1080 Ti").stack
-    assert stack.framework.value["pip_package"] == "tensorflow-gpu"
-    assert stack.framework.value["version"] == "1.15.5"
-    assert (stack.python.value["min"], stack.python.value["max"], stack.python.value["recommended"]) == \
+    assert stack.framework.pip_package == "tensorflow-gpu"
+    assert stack.framework.version == "1.15.5"
+    assert (stack.python.min, stack.python.max, stack.python.recommended) == \
         ("3.6", "3.7", "3.7")
-    assert stack.cuda.value["version"] == "10.0"
-    assert stack.cudnn.value["version"] == "7.6.5"
-    assert stack.driver.value["min"] == "410.48"
-    assert stack.gpu.value["support"] == "native"
+    assert stack.cuda.version == "10.0"
+    assert stack.cudnn.version == "7.6.5"
+    assert stack.driver.minimum == "410.48"
+    assert stack.gpu.support == "native"
 
 
 def test_the_newest_patch_that_has_a_wheel_for_the_requested_python(kb):
     # tensorflow-gpu 1.15.4 still has cp35 wheels; 1.15.5 does not (package index file lists).
     stack = plan(kb, tf="1.15", os="linux", python="3.5", gpu="GTX 1080").stack
-    assert stack.framework.value["version"] == "1.15.4"
-    assert stack.python.value["recommended"] == "3.5"
+    assert stack.framework.version == "1.15.4"
+    assert stack.python.recommended == "3.5"
 
 
 def test_python_without_any_wheel_is_impossible_and_suggests_a_python(kb):
@@ -91,7 +93,7 @@ def test_python_without_any_wheel_is_impossible_and_suggests_a_python(kb):
     assert resolution.stack is None
     conflict = " ".join(f.message for f in resolution.findings if f.severity == "error")
     assert "3.8" in conflict
-    assert any(a.stack.framework.value["line"] == "1.15" and a.stack.python.value["recommended"] == "3.7"
+    assert any(a.stack.framework.line == "1.15" and a.stack.python.recommended == "3.7"
                for a in resolution.alternatives)
 
 
@@ -99,9 +101,9 @@ def test_python_3_8_for_tf_1_15_is_served_by_nvidias_build(kb):
     # No stock tensorflow-gpu 1.15 wheel has cp38 (package index); NVIDIA's 1.15.5 builds from 20.12 on are
     # Python 3.8 (their branch READMEs). The stock Python 3.7 stack stays as an alternative.
     resolution = plan(kb, tf="1.15", os="linux", python="3.8", gpu="GTX 1080")
-    assert resolution.stack.framework.value["vendor"] == "nvidia"
-    assert resolution.stack.python.value["recommended"] == "3.8"
-    assert any(a.stack.framework.value.get("vendor") == "stock" and a.stack.python.value["recommended"] == "3.7"
+    assert resolution.stack.framework.vendor == "nvidia"
+    assert resolution.stack.python.recommended == "3.8"
+    assert any(a.stack.framework.vendor == "stock" and a.stack.python.recommended == "3.7"
                for a in resolution.alternatives)
 
 
@@ -109,11 +111,11 @@ def test_tf_2_3_on_windows_with_a_gtx_1080(kb):
     # source_windows.md: tensorflow_gpu-2.3.0, CUDA 10.1, cuDNN 7.6; CUDA 10.1 (10.1.105) needs Windows driver
     # >= 418.96 (NVIDIA Table 3). From 2.1 the `tensorflow` package carries GPU support.
     stack = plan(kb, tf="2.3", os="windows", gpu="GTX 1080").stack
-    assert stack.framework.value["pip_package"] == "tensorflow"
-    assert stack.framework.value["version"] == "2.3.4"
-    assert stack.cuda.value["version"] == "10.1"
-    assert stack.cudnn.value["version"] == "7.6.5"
-    assert stack.driver.value["min"] == "418.96"
+    assert stack.framework.pip_package == "tensorflow"
+    assert stack.framework.version == "2.3.4"
+    assert stack.cuda.version == "10.1"
+    assert stack.cudnn.version == "7.6.5"
+    assert stack.driver.minimum == "418.96"
 
 
 def test_no_native_windows_gpu_after_2_10(kb):
@@ -123,25 +125,25 @@ def test_no_native_windows_gpu_after_2_10(kb):
     assert resolution.stack is None
     assert any(f.code == "no-windows-gpu" for f in resolution.findings)
     wsl = [a for a in resolution.alternatives if a.request.os == "wsl2"]
-    assert wsl and wsl[0].stack.framework.value["line"] == "2.11"
+    assert wsl and wsl[0].stack.framework.line == "2.11"
     older = [a for a in resolution.alternatives if a.request.os == "windows" and a.stack.cuda]
-    assert older and older[0].stack.framework.value["line"] == "2.10"
+    assert older and older[0].stack.framework.line == "2.10"
 
 
 def test_partial_targets_pick_the_newest_fitting_release(kb):
     stack = plan(kb, tf=">=2.4,<2.8", os="linux", gpu="RTX 3090").stack
-    assert stack.framework.value["line"] == "2.7"
+    assert stack.framework.line == "2.7"
     newest_27 = max((w.key for w in kb.wheel_releases("tensorflow") if w.line == "2.7" and w.pythons["linux"]))
-    assert Version(stack.framework.value["version"]) == newest_27
+    assert Version(stack.framework.version) == newest_27
 
 
 def test_linux_and_cuda_extra_from_2_14(kb):
     # tensorflow 2.15.0.post1's `and-cuda` extra pins nvidia-cudnn-cu12==8.9.4.25 and the CUDA 12.2 runtime
     # wheels (the wheel's METADATA on the package index).
     stack = plan(kb, tf="2.15", os="linux", gpu="RTX 4090").stack
-    assert stack.framework.value["pip_package"] == "tensorflow[and-cuda]"
-    assert stack.cuda.value["version"] == "12.2"
-    assert stack.cudnn.value["version"] == "8.9.4"
+    assert stack.framework.pip_package == "tensorflow[and-cuda]"
+    assert stack.cuda.version == "12.2"
+    assert stack.cudnn.version == "8.9.4"
 
 
 def test_driver_too_old_conflicts_with_the_fact_and_its_source(kb):
@@ -157,7 +159,7 @@ def test_kepler_cannot_use_cuda_12(kb):
     # CUDA 12.0 dropped Kepler (arch_min 5.0, NVIDIA release notes); the K80 (cc 3.7) is Kepler.
     resolution = plan(kb, tf="latest", os="linux", gpu="Tesla K80")
     assert resolution.stack is not None
-    assert Version(resolution.stack.cuda.value["version"]) < Version("12.0")
+    assert Version(resolution.stack.cuda.version) < Version("12.0")
 
 
 def test_support_classification():
@@ -170,21 +172,29 @@ def test_support_classification():
     assert classify_support(None, "8.6") == "unknown"
 
 
+def detected(gpus=(), findings=()):
+    """A machine as detection reports it: Linux x86_64 with these (name, compute capability, probe) GPUs."""
+    from stackresolve.detect.model import GpuInfo, Machine, OSInfo
+
+    return Machine(os=OSInfo(system="linux", arch="x86_64"), driver=None,
+                   gpus=tuple(GpuInfo(i, name, cc, None, probe) for i, (name, cc, probe) in enumerate(gpus)),
+                   findings=tuple(findings))
+
+
 def test_detected_machine_without_gpu_gives_a_cpu_plan(kb):
-    facts = MachineFacts(os="linux", arch="x86_64", probed_gpus=True)
+    facts = detected()
     resolution = resolve(kb, build_request(kb, Flags(tf="1.15"), facts))
     assert resolution.stack.cuda is None
-    assert resolution.stack.gpu.value["support"] == "cpu-only"
+    assert resolution.stack.gpu.support == "cpu-only"
     assert any("no NVIDIA GPU found" in a for a in resolution.request.assumptions)
 
 
 def test_several_gpus_must_all_run_the_stack(kb):
-    facts = MachineFacts(os="linux", gpus=(("Tesla K80", "3.7", "nvidia-smi"), ("NVIDIA A100-SXM4-40GB", "8.0",
-                                                                               "nvidia-smi")), probed_gpus=True)
+    facts = detected(gpus=(("Tesla K80", "3.7", "nvidia-smi"), ("NVIDIA A100-SXM4-40GB", "8.0", "nvidia-smi")))
     request = build_request(kb, Flags(tf="latest"), facts)
     stack = resolve(kb, request).stack
-    assert [g["compute_capability"] for g in stack.gpus] == ["3.7", "8.0"]
-    assert Version(stack.cuda.value["version"]) < Version("12.0")  # the K80 rules out CUDA 12
+    assert [g.cc for g in stack.gpus] == ["3.7", "8.0"]
+    assert Version(stack.cuda.version) < Version("12.0")  # the K80 rules out CUDA 12
 
 
 def test_a_release_whose_wheels_lack_the_gpus_code_is_skipped(kb):
@@ -192,15 +202,15 @@ def test_a_release_whose_wheels_lack_the_gpus_code_is_skipped(kb):
     # 3.5-7.0 (fatbin headers of the wheels on the package index): a K40 (cc 3.5) must get 1.12.0, and a
     # GTX 1080 (6.1) gets 1.12.0's machine code rather than a PTX JIT.
     k40 = plan(kb, tf="1.12", os="linux", gpu="Tesla K40c").stack
-    assert k40.framework.value["version"] == "1.12.0" and k40.gpu.value["support"] == "native"
+    assert k40.framework.version == "1.12.0" and k40.gpu.support == "native"
     gtx = plan(kb, tf="1.12", os="linux", gpu="GTX 1080").stack
-    assert gtx.framework.value["version"] == "1.12.0" and gtx.gpu.value["support"] == "native"
+    assert gtx.framework.version == "1.12.0" and gtx.gpu.support == "native"
 
 
 def test_windows_wheels_of_1_11_run_pascal_only_through_ptx(kb):
     # tensorflow_gpu-1.11.0-cp36-cp36m-win_amd64.whl carries only sm_37/compute_37 (and #22594 reports it).
     stack = plan(kb, tf="1.11", os="windows", gpu="GTX 1080").stack
-    assert stack.gpu.value["support"] == "ptx-jit"
+    assert stack.gpu.support == "ptx-jit"
     assert plan(kb, tf="1.11", os="windows", gpu="Tesla K40c").stack is None
 
 
@@ -208,8 +218,8 @@ def test_minor_version_compatibility_lets_a_535_driver_run_cuda_12_5_builds(kb):
     # NVIDIA Table 2: CUDA 12.x runs on Linux drivers >= 525.60.13 through minor-version compatibility, except
     # PTX JIT; TensorFlow 2.21 wheels carry sm_89 SASS (measured), so an RTX 4090 needs no JIT.
     resolution = plan(kb, tf="latest", os="linux", gpu="RTX 4090", driver="535.104.05")
-    assert resolution.stack.framework.value["line"] == "2.21"
-    assert resolution.stack.driver.value["ok"] is True
+    assert resolution.stack.framework.line == "2.21"
+    assert resolution.stack.driver.ok is True
     assert any(f.code == "driver-minor-compat" for f in resolution.findings)
 
 
@@ -224,7 +234,9 @@ def test_minor_version_compatibility_is_not_used_when_the_gpu_needs_ptx_jit(kb):
 def test_an_unreadable_override_is_bad_input_not_a_cpu_plan(kb):
     from stackresolve.request import InputError
 
-    facts = MachineFacts(os="linux", probed_gpus=True,
-                         bad_overrides=("STACKRESOLVE_GPU_CC='banana' is not a compute capability",))
+    from stackresolve.model.finding import Finding
+
+    facts = detected(findings=(Finding("error", "bad-override",
+                                       "STACKRESOLVE_GPU_CC='banana' is not a compute capability"),))
     with pytest.raises(InputError, match="STACKRESOLVE_GPU_CC"):
         build_request(kb, Flags(tf="1.15"), facts)

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from stackresolve.cli import app
 from stackresolve.knowledge.loader import knowledge
 from stackresolve.resolve import resolve
-from stackresolve.target import Flags, build_request
+from stackresolve.request import Flags, build_request
 
 
 @pytest.fixture(scope="module")
@@ -26,41 +26,49 @@ def plan(kb, **flags):
 
 def test_rtx_3090_with_driver_470_gets_the_newest_build_that_470_runs(kb):
     resolution = plan(kb, os="linux", gpu="RTX 3090", driver="470.82.01")
-    fw = resolution.stack.framework.value
-    assert (fw["vendor"], fw["pip_package"], fw["version"]) == ("nvidia", "nvidia-tensorflow[horovod]",
-                                                                "1.15.5+nv21.10")
-    assert resolution.stack.python.value["recommended"] == "3.8"
-    assert resolution.stack.driver.value["min"] == "470"
+    fw = resolution.stack.framework
+    assert (fw.vendor, fw.pip_package, fw.version) == ("nvidia", "nvidia-tensorflow[horovod]", "1.15.5+nv21.10")
+    assert resolution.stack.python.recommended == "3.8"
+    assert resolution.stack.driver.minimum == "470"
     assert any(f.code == "nvidia-index" for f in resolution.findings)
-    stock = [a for a in resolution.alternatives if a.stack.framework.value["vendor"] == "stock"]
+    stock = [a for a in resolution.alternatives if a.stack.framework.vendor == "stock"]
     assert stock and "predates" in stock[0].why  # the stock wheel stays on offer, with its problem
 
 
-def test_rtx_3090_with_driver_450_is_told_which_upgrade_opens_nvidias_build(kb):
+def test_rtx_3090_with_driver_450_runs_the_cuda_11_0_build(kb):
+    # Release 20.09 needs driver 450 and is built with CUDA 11.0 (NVIDIA's TF1 release notes); its sm_80 machine
+    # code runs on compute capability 8.6 (binary compatibility within a major, CUDA C++ Programming Guide).
     resolution = plan(kb, os="linux", gpu="RTX 3090", driver="450.80.02")
-    assert resolution.stack.framework.value["vendor"] == "stock"
-    assert any(f.code == "nvidia-build-unfit" for f in resolution.findings)
+    assert (resolution.stack.framework.vendor, resolution.stack.framework.vendor_release) == ("nvidia", "20.09")
+    assert resolution.stack.gpu.support == "native"
+
+
+def test_rtx_3090_with_driver_440_is_told_which_upgrade_opens_nvidias_build(kb):
+    resolution = plan(kb, os="linux", gpu="RTX 3090", driver="440.33")
+    assert resolution.stack.framework.vendor == "stock"
+    unfit = [f for f in resolution.findings if f.code == "nvidia-build-unfit"]
+    assert unfit and "driver 440.33 is older than 450" in unfit[0].message
     upgrade = [a for a in resolution.alternatives if "upgrade the driver" in a.why]
-    assert upgrade and upgrade[0].stack.driver.value["min"] == "455"
-    assert upgrade[0].stack.framework.value["ngc_release"] == "20.12"
+    assert upgrade and upgrade[0].stack.driver.minimum == "450"
+    assert upgrade[0].stack.framework.vendor_release == "20.09"
 
 
 def test_gtx_1080_ti_keeps_the_stock_wheel(kb):
     # tensorflow-gpu 1.15 wheels carry sm_61 SASS (measured in the wheel): nothing to gain from NVIDIA's build.
-    fw = plan(kb, os="linux", gpu="GTX 1080 Ti").stack.framework.value
-    assert (fw["vendor"], fw["pip_package"]) == ("stock", "tensorflow-gpu")
+    fw = plan(kb, os="linux", gpu="GTX 1080 Ti").stack.framework
+    assert (fw.vendor, fw.pip_package) == ("stock", "tensorflow-gpu")
 
 
 def test_windows_rtx_3080_is_pointed_to_wsl2_and_nvidias_build(kb):
     resolution = plan(kb, os="windows", gpu="RTX 3080")
     assert any(f.code == "nvidia-build-unfit" and "Linux x86_64 only" in f.message for f in resolution.findings)
     wsl = [a for a in resolution.alternatives if a.request.os == "wsl2"]
-    assert wsl and wsl[0].stack.framework.value["vendor"] == "nvidia"
+    assert wsl and wsl[0].stack.framework.vendor == "nvidia"
 
 
 def test_vendor_flags_force_one_route(kb):
-    assert plan(kb, os="linux", gpu="RTX 3090", vendor="stock").stack.framework.value["vendor"] == "stock"
-    assert plan(kb, os="linux", gpu="GTX 1080 Ti", vendor="nvidia").stack.framework.value["vendor"] == "nvidia"
+    assert plan(kb, os="linux", gpu="RTX 3090", vendor="stock").stack.framework.vendor == "stock"
+    assert plan(kb, os="linux", gpu="GTX 1080 Ti", vendor="nvidia").stack.framework.vendor == "nvidia"
 
 
 def test_nvidia_pip_and_dockerfile_plans():

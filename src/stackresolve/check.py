@@ -1,29 +1,27 @@
-"""`stackresolve check stackresolve.lock`: does this machine match a committed lock? Pure comparison."""
+"""`stackresolve check stackresolve.lock`: does this machine match a committed lock? Pure comparison.
+
+It compares the facts it has (detected, or given by flags) and lists the others as "not checked"; the rules are
+the knowledge layer's (rules.py), the same ones the resolver used to make the lock. `--before-install` compares
+only what exists before anything is installed: the OS, the GPUs and the driver.
+"""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from stackresolve.emit.lock import SCHEMA
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.request import InputError
-from stackresolve.resolve import classify_support
+from stackresolve.knowledge.model import CompiledArch
+from stackresolve.knowledge.rules import classify_support, cuda_runtime_serves, cudnn_accepts, cudnn_rule_text
+from stackresolve.lock import LockedStack
+from stackresolve.model.enums import Delivery, GpuSupport
+from stackresolve.request import machine_os
 
-
-@dataclass(frozen=True)
-class CheckFacts:
-    """What is known about the machine being checked: detected, or given by flags."""
-
-    os: str | None = None
-    driver: str | None = None
-    gpus: tuple[tuple[str, str | None], ...] = ()  # (name, compute capability; None: look the name up)
-    python: str | None = None  # "3.7" or "3.7.17"
-    tensorflow: str | None = None  # installed version
-    cuda_toolkits: tuple[str, ...] = ()
-    cudnn: tuple[str, ...] = ()
+# What check can compare; a machine description says which of these it observed.
+FACTS = ("os", "gpus", "driver", "python", "tensorflow", "cuda", "cudnn")
+BEFORE_INSTALL = ("os", "gpus", "driver")
 
 
 @dataclass(frozen=True)
@@ -37,95 +35,143 @@ class Difference:
         return dict(self.__dict__)
 
 
-def parse_lock(text: str, name: str) -> dict:
-    try:
-        lock = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{name}: not a stackresolve lock file (invalid JSON at line {exc.lineno})")
-    if not isinstance(lock, dict) or lock.get("schema") != SCHEMA or not isinstance(lock.get("stack"), dict):
-        raise InputError(f"{name}: not a stackresolve lock file (expected schema {SCHEMA!r}); "
-                         f"make one with `stackresolve plan --format lock -o stackresolve.lock`")
-    return lock
+@dataclass(frozen=True)
+class CheckResult:
+    differences: tuple[Difference, ...]
+    not_checked: tuple[tuple[str, str], ...]  # (component, why)
+
+    @property
+    def matches(self) -> bool:
+        return not self.differences
 
 
-def _minor(version: str) -> Version:
-    v = Version(version)
-    return Version(f"{v.major}.{v.minor}")
-
-
-def check_lock(lock: dict, kb: KnowledgeBase, facts: CheckFacts) -> list[Difference]:
-    stack = lock["stack"]
-    request = lock.get("request", {})
+def check_lock(lock: LockedStack, kb: KnowledgeBase, machine, observed: frozenset[str],
+               before_install: bool = False) -> CheckResult:
+    """Compare a machine (stackresolve.detect.Machine) with a lock. `observed` names the facts the machine
+    description really holds (detection observes all; flags only what they give)."""
+    wanted = BEFORE_INSTALL if before_install else FACTS
     diffs: list[Difference] = []
-    try:
-        diffs += _check(stack, request, kb, facts)
-    except (KeyError, TypeError, InvalidVersion) as exc:
-        raise InputError(f"lock file is damaged: {exc!r} (re-create it with `stackresolve plan --format lock`)")
+    skipped: list[tuple[str, str]] = []
+
+    def unknown(component: str, why: str = "not observed (no detection, and no flag gives it)") -> None:
+        skipped.append((component, why))
+
+    for component in FACTS:
+        if component not in wanted:
+            unknown(component, "--before-install: compared after installing")
+        elif component not in observed:
+            unknown(component)
+    active = [c for c in wanted if c in observed]
+
+    if "os" in active:
+        found = machine_os(machine)
+        if found is not None and found is not lock.os:
+            diffs.append(Difference("os", lock.os.value, found.value, f"the lock was made for {lock.os}"))
+    gpu_stack = lock.delivery is not None
+    if "gpus" in active and gpu_stack:
+        diffs += _check_gpus(lock, kb, machine)
+    if "driver" in active and gpu_stack and lock.driver_min:
+        diffs += _check_driver(lock, machine)
+    if "python" in active:
+        python = machine.python.version if machine.python else None
+        if python:
+            have = Version(".".join(python.split(".")[:2]))
+            if not Version(lock.python_min) <= have <= Version(lock.python_max):
+                diffs.append(Difference("python", f"{lock.python_min} - {lock.python_max}", python,
+                                        f"{lock.label} has no build for Python {have}"))
+        else:
+            unknown("python", "no Python was found")
+    if "tensorflow" in active:
+        installed = next((f for f in machine.frameworks if f.name == "tensorflow" and f.version), None)
+        if installed is None:
+            diffs.append(Difference("tensorflow", lock.version, "not installed", f"{lock.label} is not installed"))
+        elif Version(installed.version) != Version(lock.version):
+            diffs.append(Difference("tensorflow", lock.version, installed.version,
+                                    "a different TensorFlow is installed"))
+    if lock.delivery is Delivery.SYSTEM:
+        if "cuda" in active:
+            diffs += _check_cuda(lock, machine)
+        if "cudnn" in active:
+            diffs += _check_cudnn(lock, machine)
+    elif lock.delivery is not None:
+        for component in ("cuda", "cudnn"):
+            if component in active:
+                unknown(component, f"CUDA and cuDNN come {'as pip wheels' if lock.delivery is Delivery.PIP_WHEELS else 'inside the container'} "
+                                   f"with the framework")
+    return CheckResult(tuple(diffs), tuple(dict.fromkeys(skipped)))
+
+
+def _gpu_cc(kb: KnowledgeBase, gpu) -> str | None:
+    if gpu.compute_capability:
+        return gpu.compute_capability
+    known = kb.find_gpu(gpu.name) if gpu.name else None
+    return known.cc if known else None
+
+
+def _check_gpus(lock: LockedStack, kb: KnowledgeBase, machine) -> list[Difference]:
+    if not machine.gpus:
+        return [Difference("gpu", "an NVIDIA GPU", "none", f"{lock.label} is a GPU stack; no NVIDIA GPU was found")]
+    if lock.sass is None:
+        return []
+    arch = CompiledArch(line=lock.line, sass=lock.sass, ptx=lock.ptx or (), source="lock")
+    diffs = []
+    for gpu in machine.gpus:
+        cc = _gpu_cc(kb, gpu)
+        name = gpu.name or f"GPU {gpu.index}"
+        if cc is None:
+            continue
+        if classify_support(arch, cc) is GpuSupport.UNSUPPORTED:
+            diffs.append(Difference("gpu", f"a GPU {lock.label} has kernels for", f"{name} ({cc})",
+                                    f"{lock.label} has no kernels for compute capability {cc}"))
     return diffs
 
 
-def _check(stack: dict, request: dict, kb: KnowledgeBase, facts: CheckFacts) -> list[Difference]:
-    diffs: list[Difference] = []
-    locked_os = request.get("os")
-    if facts.os and locked_os and facts.os != locked_os:
-        diffs.append(Difference("os", locked_os, facts.os, f"the lock was made for {locked_os}"))
-
-    python = stack["python"]
-    if facts.python:
-        have = _minor(facts.python)
-        if not Version(python["min"]) <= have <= Version(python["max"]):
-            diffs.append(Difference("python", f"{python['min']} - {python['max']}", facts.python,
-                                    f"{stack['framework']['pip_package']} {stack['framework']['version']} has no "
-                                    f"wheel for Python {have}"))
-
-    fw = stack["framework"]
-    if facts.tensorflow and Version(facts.tensorflow) != Version(fw["version"]):
-        diffs.append(Difference("tensorflow", fw["version"], facts.tensorflow, "a different TensorFlow is installed"))
-
-    if stack.get("driver"):
-        minimum = stack["driver"]["min"] or "0"  # null where NVIDIA gives no minimum
-        if facts.driver is None:
-            diffs.append(Difference("driver", f">= {minimum}", "none detected",
-                                    "no NVIDIA driver was found (pass --driver to check another machine)"))
-        elif Version(facts.driver) < Version(minimum):
-            diffs.append(Difference("driver", f">= {minimum}", facts.driver,
-                                    f"CUDA {stack['cuda']['version']} needs a newer driver"))
-        line = fw.get("line") or ".".join(fw["version"].split(".")[:2])
-        arch = kb.compiled_arch(line, request.get("os"), fw["version"])
-        for name, cc in facts.gpus:
-            known = kb.find_gpu(name) if cc is None else None
-            cc = cc or (known.cc if known else None)
-            if cc and classify_support(arch, cc) == "unsupported":
-                diffs.append(Difference("gpu", "a GPU TensorFlow " + line + " has kernels for", f"{name} ({cc})",
-                                        f"TensorFlow {line} has no kernels for compute capability {cc}"))
-        # tensorflow[and-cuda] and NVIDIA's builds bring CUDA and cuDNN as wheels or inside their container
-        from_pip = "[" in (fw.get("pip_package") or "") or fw.get("vendor") == "nvidia"
-        if not from_pip:
-            cuda = stack["cuda"]["version"]
-            if cuda not in {".".join(t.split(".")[:2]) for t in facts.cuda_toolkits}:
-                diffs.append(Difference("cuda", cuda, ", ".join(facts.cuda_toolkits) or "none detected",
-                                        f"TensorFlow {line} loads the CUDA {cuda} libraries"))
-            wanted = Version(stack["cudnn"]["version"])
-            found = [Version(v) for v in facts.cudnn]
-            if not any(v.major == wanted.major and v >= _minor(str(wanted)) for v in found):
-                diffs.append(Difference("cudnn", f"{wanted.major}.x >= {wanted.major}.{wanted.minor}",
-                                        ", ".join(facts.cudnn) or "none detected",
-                                        f"TensorFlow {line} needs cuDNN {wanted.major}.x"))
-    return diffs
+def _check_driver(lock: LockedStack, machine) -> list[Difference]:
+    driver = machine.driver.version if machine.driver else None
+    if driver is None:
+        return [Difference("driver", f">= {lock.driver_min}", "none detected",
+                           "no NVIDIA driver was found (pass --driver to check another machine)")]
+    have = Version(driver)
+    if have >= Version(lock.driver_min):
+        return []
+    if lock.driver_minor_compat_min and have >= Version(lock.driver_minor_compat_min):
+        return []  # NVIDIA's minor-version compatibility; the lock records it only where the build is native
+    return [Difference("driver", f">= {lock.driver_min}", driver, f"CUDA {lock.cuda} needs a newer driver")]
 
 
-def render_text(lock: dict, differences: list[Difference]) -> str:
-    fw = lock["stack"]["framework"]
-    head = f"stackresolve check: {fw['pip_package']}=={fw['version']} (lock from knowledge base " \
-           f"{lock.get('knowledge_base', '?')})"
-    if not differences:
-        return f"{head}\nthis machine matches the lock\n"
-    lines = [head, f"{len(differences)} difference(s):"]
-    for d in differences:
-        lines.append(f"  {d.component}: expected {d.expected}, found {d.found}: {d.message}")
+def _check_cuda(lock: LockedStack, machine) -> list[Difference]:
+    found = [t.full_version or t.version for t in machine.cuda_toolkits]
+    if any(cuda_runtime_serves(v, lock.cuda) == "ok" for v in found):
+        return []
+    return [Difference("cuda", lock.cuda, ", ".join(found) or "none detected",
+                       f"{lock.label} loads the CUDA {lock.cuda} libraries")]
+
+
+def _check_cudnn(lock: LockedStack, machine) -> list[Difference]:
+    found = [c.version for c in machine.cudnn]
+    if any(cudnn_accepts(lock.cudnn_compiled, v) for v in found):
+        return []
+    return [Difference("cudnn", cudnn_rule_text(lock.cudnn_compiled), ", ".join(found) or "none detected",
+                       f"{lock.label} was compiled with cuDNN {lock.cudnn_compiled}; the lock installs "
+                       f"{lock.cudnn_installs}")]
+
+
+def render_text(lock: LockedStack, result: CheckResult) -> str:
+    head = f"stackresolve check: {lock.label} (lock from knowledge base {lock.knowledge_base})"
+    lines = [head]
+    if result.matches:
+        lines.append("this machine matches the lock" + (" in every fact checked" if result.not_checked else ""))
+    else:
+        lines.append(f"{len(result.differences)} difference(s):")
+        lines += [f"  {d.component}: expected {d.expected}, found {d.found}: {d.message}" for d in result.differences]
+    if result.not_checked:
+        lines.append("not checked:")
+        lines += [f"  {component}: {why}" for component, why in result.not_checked]
     return "\n".join(lines) + "\n"
 
 
-def render_json(lock: dict, differences: list[Difference]) -> str:
-    return json.dumps({"schema": "stackresolve/check@1", "matches": not differences,
-                       "differences": [d.to_json() for d in differences]}, indent=2) + "\n"
+def render_json(lock: LockedStack, result: CheckResult) -> str:
+    return json.dumps({"schema": "stackresolve/check@1", "matches": result.matches,
+                       "differences": [d.to_json() for d in result.differences],
+                       "not_checked": [{"component": c, "why": w} for c, w in result.not_checked]},
+                      indent=2) + "\n"

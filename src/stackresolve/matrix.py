@@ -10,8 +10,10 @@ from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.model import cc_tuple
+from stackresolve.knowledge.rules import arch_predates, classify_support
+from stackresolve.model.enums import Os, Severity, Vendor
 from stackresolve.request import Request
-from stackresolve.resolve import classify_support, resolve
+from stackresolve.resolve import resolve
 
 
 @dataclass(frozen=True)
@@ -42,22 +44,24 @@ def gpu_signature(kb: KnowledgeBase, line: str, gpu) -> tuple:
 def _gpu_signature(kb: KnowledgeBase, line: str, gpu) -> tuple:
     lows, highs = kb.memo("arch-bounds", lambda: (
         sorted({cc_tuple(t.arch_min) for t in kb.toolkits} | {cc_tuple(c.arch_min) for c in kb.cudnn}),
-        sorted({cc_tuple(t.arch_max) for t in kb.toolkits} | {cc_tuple(c.arch_max) for c in kb.cudnn})))
+        sorted({t.arch_max for t in kb.toolkits} | {c.arch_max for c in kb.cudnn}, key=cc_tuple)))
     cc = cc_tuple(gpu.cc)
     support = kb.arch_support_for(gpu.cc)
     # Every release and OS variant of the line: the best the resolver could pick depends on all of them.
     variants = tuple(classify_support(a, gpu.cc) for a in kb.compiled_archs if a.line == line)
+    if line == "1.15":  # NVIDIA's builds: compute capability 6.0 up to their CUDA's newest architecture
+        variants += (cc >= (6, 0),)
     return (variants, tuple(cc >= low for low in lows),
-            tuple(cc > high for high in highs), support.last_branch if support else "")
+            tuple(arch_predates(high, gpu.cc) for high in highs), support.last_branch if support else "")
 
 
 def resolve_cell(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> Cell:
     # Resolved for anonymous GPUs and memoized by signature: every model of one kind shares the answer.
     signature = tuple(gpu_signature(kb, line, g) for g in request.gpus)
     key = ("matrix-cell", line, os_name, signature, request.cpu_only, request.driver, request.python,
-           request.arch, request.vendor)
+           request.arch, request.vendor, request.cudnn)
     cell = kb.memo(key, lambda: _resolve_cell(kb, replace(
-        request, os=os_name, tf=line, tf_spec=SpecifierSet(f"=={line}.*"),
+        request, os=Os(os_name), tf=line, tf_spec=SpecifierSet(f"=={line}.*"),
         gpus=tuple(replace(g, name="", source="") for g in request.gpus),
         cpu_only=request.cpu_only or os_name == "macos", assumptions=()), line, os_name))
     if cell.status == "impossible" and request.gpus:
@@ -74,19 +78,19 @@ def _resolve_cell(kb: KnowledgeBase, cell_request: Request, line: str, os_name: 
     resolution = resolve(kb, cell_request, with_alternatives=False)
     stack = resolution.stack
     if stack is None:
-        errors = [f.message for f in resolution.findings if f.severity == "error"]
+        errors = [f.message for f in resolution.findings if f.severity is Severity.ERROR]
         return Cell(line, os_name, "impossible", None, None, None, None, None, None,
                     errors[-1] if errors else "no consistent stack")
-    warnings = [f.code for f in resolution.findings if f.severity == "warning"]
-    fw = stack.framework.value
+    warnings = [f.code for f in resolution.findings if f.severity is Severity.WARNING]
+    fw = stack.framework
     return Cell(
-        line, os_name, stack.gpu.value["support"], stack.tf_version, fw["pip_package"] or fw.get("container"),
-        f"{stack.python.value['min']}-{stack.python.value['max']}",
-        stack.cuda.value["version"] if stack.cuda else None,
-        stack.cudnn.value["version"] if stack.cudnn else None,
-        stack.driver.value["min"] if stack.driver else None,
+        line, os_name, stack.gpu.support.value, stack.tf_version, fw.distribution or fw.container,
+        f"{stack.python.min}-{stack.python.max}",
+        stack.cuda.version if stack.cuda else None,
+        stack.cudnn.version if stack.cudnn else None,
+        stack.driver.minimum if stack.driver else None,
         ", ".join(warnings),
-        fw.get("vendor", "stock"),
+        fw.vendor.value,
     )
 
 
@@ -97,8 +101,8 @@ def build_matrix(kb: KnowledgeBase, request: Request, systems: list[str]) -> lis
         for os_name in systems:
             cell = resolve_cell(kb, request, line, os_name)
             cells.append(cell)
-            if cell.vendor == "nvidia" and request.vendor == "any":
-                cells.append(resolve_cell(kb, replace(request, vendor="stock"), line, os_name))
+            if cell.vendor == Vendor.NVIDIA.value and request.vendor is None:
+                cells.append(resolve_cell(kb, replace(request, vendor=Vendor.STOCK), line, os_name))
     return cells
 
 

@@ -1,17 +1,29 @@
-"""What the user asked for, and the parsing of user-facing version strings into it."""
+"""What the user asked for: the parsing of user-facing strings, and Flags + a detected Machine -> a Request.
+
+Pure: the caller passes the detected machine (or None); nothing here probes the system.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
 
 from stackresolve.knowledge.model import cc_tuple
+from stackresolve.model.enums import Arch, Os, Vendor
 
-OPERATING_SYSTEMS = ("linux", "windows", "macos", "wsl2")
-ARCHES = ("x86_64", "aarch64", "arm64")
-VENDORS = ("any", "stock", "nvidia")
+if TYPE_CHECKING:  # pragma: no cover
+    from stackresolve.detect.model import Machine
+    from stackresolve.knowledge.base import KnowledgeBase
+
+# CPython minor releases (python.org/downloads; 3.15.0 final on 2026-10-01 per PEP 790's schedule). A --python
+# outside this list names no Python at all: bad input, not a conflict.
+PYTHON_RELEASES = ("2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "3.0", "3.1", "3.2", "3.3", "3.4", "3.5",
+                   "3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15")
+VENDOR_CHOICES = ("any", *Vendor.names())
 
 
 class InputError(ValueError):
@@ -25,6 +37,10 @@ class GpuTarget:
     architecture: str
     source: str  # "flag", "nvml", "nvidia-smi", "env:STACKRESOLVE_GPU_CC", ...
 
+    @property
+    def label(self) -> str:
+        return f"{self.name or 'the GPU'} (compute capability {self.cc})"
+
     def to_json(self) -> dict:
         return {"name": self.name or None, "compute_capability": self.cc, "architecture": self.architecture,
                 "source": self.source}
@@ -34,45 +50,49 @@ class GpuTarget:
 class Request:
     tf: str  # as the user wrote it
     tf_spec: SpecifierSet
-    os: str = "linux"
-    arch: str = "x86_64"
+    os: Os = Os.LINUX
+    arch: Arch = Arch.X86_64
     python: str | None = None
     driver: str | None = None
     gpus: tuple[GpuTarget, ...] = ()  # empty with cpu_only False: an NVIDIA GPU of unknown model
     cpu_only: bool = False
-    vendor: str = "any"
+    vendor: Vendor | None = None  # None: any vendor's build
+    cudnn: str | None = None  # "8.6": the cuDNN minor the user chose (--cudnn)
     with_driver: bool = False  # install plans also install the driver branch (apt)
+    container: bool | None = None  # True: only container builds, False: none (None: any, pip first)
     assumptions: tuple[str, ...] = field(default=(), compare=False)
 
     @property
-    def driver_os(self) -> str:
-        """WSL2 runs on the Windows driver, so its version is compared with NVIDIA's Windows column."""
-        return "windows" if self.os in ("windows", "wsl2") else "linux"
+    def driver_os(self) -> Os:
+        return self.os.driver_os
 
     @property
     def wheel_platform(self) -> str:
-        if self.os == "windows":
+        """The key of tensorflow_wheels.toml whose wheels install here."""
+        if self.os is Os.WINDOWS:
             return "windows"
-        if self.os == "macos":
-            return "macos_arm64" if self.arch in ("arm64", "aarch64") else "macos_x86_64"
-        return "linux_aarch64" if self.arch in ("arm64", "aarch64") else "linux"
+        if self.os is Os.MACOS:
+            return "macos_arm64" if self.arch.is_arm else "macos_x86_64"
+        return "linux_aarch64" if self.arch.is_arm else "linux"
 
     def to_json(self) -> dict:
         return {
             "tf": self.tf,
             "tf_specifier": str(self.tf_spec) or "*",
-            "os": self.os,
-            "arch": self.arch,
+            "os": self.os.value,
+            "arch": self.arch.value,
             "python": self.python,
             "driver": self.driver,
             "gpus": [g.to_json() for g in self.gpus],
             "cpu_only": self.cpu_only,
-            "vendor": self.vendor,
+            "vendor": self.vendor.value if self.vendor else "any",
+            "cudnn": self.cudnn,
             "with_driver": self.with_driver,
             "assumptions": list(self.assumptions),
         }
 
 
+# -- parsing user-facing strings ---------------------------------------------------------------------------
 _OPERATORS = ("==", "!=", "<=", ">=", "~=", "<", ">", "===")
 
 
@@ -96,9 +116,14 @@ def parse_tf_spec(text: str) -> SpecifierSet:
 def parse_python(text: str) -> str:
     value = text.strip()
     match = re.fullmatch(r"(?:python|py|cp)?\s*(\d)\.?(\d{1,2})(?:\.\d+)?", value, re.IGNORECASE)
-    if not match or match.group(1) not in ("2", "3"):
+    if not match:
         raise InputError(f"--python {text!r}: not a Python version; use major.minor, e.g. 3.7")
-    return f"{match.group(1)}.{match.group(2)}"
+    version = f"{match.group(1)}.{match.group(2)}"
+    if version not in PYTHON_RELEASES:
+        newest = PYTHON_RELEASES[-1]
+        raise InputError(f"--python {text!r}: there is no Python {version}; CPython releases are 2.0 ... 2.7 and "
+                         f"3.0 ... {newest}")
+    return version
 
 
 def parse_driver(text: str) -> str:
@@ -122,28 +147,28 @@ def parse_cc(text: str, known: list[str]) -> str:
     return value
 
 
-def parse_os(text: str) -> str:
+def parse_os(text: str) -> Os:
     value = text.strip().lower()
     aliases = {"win": "windows", "win32": "windows", "darwin": "macos", "osx": "macos", "mac": "macos",
                "ubuntu": "linux", "wsl": "wsl2"}
     value = aliases.get(value, value)
-    if value not in OPERATING_SYSTEMS:
-        raise InputError(f"--os {text!r}: unknown operating system; use one of {', '.join(OPERATING_SYSTEMS)}")
-    return value
+    if value not in Os.names():
+        raise InputError(f"--os {text!r}: unknown operating system; use one of {', '.join(Os.names())}")
+    return Os(value)
 
 
-def parse_arch(text: str) -> str:
-    value = {"amd64": "x86_64", "x64": "x86_64", "arm64": "arm64"}.get(text.strip().lower(), text.strip().lower())
-    if value not in ARCHES:
-        raise InputError(f"--arch {text!r}: unknown architecture; use one of {', '.join(ARCHES)}")
-    return value
+def parse_arch(text: str) -> Arch:
+    value = {"amd64": "x86_64", "x64": "x86_64"}.get(text.strip().lower(), text.strip().lower())
+    if value not in Arch.names():
+        raise InputError(f"--arch {text!r}: unknown architecture; use one of {', '.join(Arch.names())}")
+    return Arch(value)
 
 
-def parse_vendor(text: str) -> str:
+def parse_vendor(text: str) -> Vendor | None:
     value = text.strip().lower()
-    if value not in VENDORS:
-        raise InputError(f"--vendor {text!r}: use one of {', '.join(VENDORS)}")
-    return value
+    if value not in VENDOR_CHOICES:
+        raise InputError(f"--vendor {text!r}: use one of {', '.join(VENDOR_CHOICES)}")
+    return None if value == "any" else Vendor(value)
 
 
 def parse_version_flag(text: str, flag: str) -> str:
@@ -151,3 +176,231 @@ def parse_version_flag(text: str, flag: str) -> str:
     if not re.fullmatch(r"\d+(\.\d+){1,3}", value):
         raise InputError(f"{flag} {text!r}: not a version; use e.g. 10.0 or 7.6.5")
     return value
+
+
+def parse_cudnn_choice(kb: "KnowledgeBase", text: str) -> str:
+    """--cudnn X.Y (or X.Y.Z): a cuDNN release the knowledge base knows."""
+    value = parse_version_flag(text, "--cudnn")
+    known = sorted({r.version for r in kb.cudnn}, key=Version)
+    wanted = Version(value)
+    if not any(Version(v).release[:len(wanted.release)] == wanted.release for v in known):
+        minors = sorted({".".join(v.split(".")[:2]) for v in known}, key=Version)
+        raise InputError(f"--cudnn {text!r}: no cuDNN release {value} is known; known: {minors[0]} ... {minors[-1]}")
+    return value
+
+
+# -- flags + machine -> request ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Flags:
+    """What the user typed; None where a flag was left out."""
+
+    tf: str = "latest"
+    os: str | None = None
+    arch: str | None = None
+    gpu: str | None = None
+    gpu_cc: str | None = None
+    driver: str | None = None
+    python: str | None = None
+    cudnn: str | None = None
+    cpu: bool = False
+    vendor: str = "any"
+    with_driver: bool = False
+
+
+def validate_tf(kb: "KnowledgeBase", text: str) -> None:
+    """An unknown TensorFlow version is bad input: say which lines exist and which is closest."""
+    spec = parse_tf_spec(text)
+    if not str(spec) or any(spec.contains(w.key, prereleases=True) for w in kb.wheels):
+        return
+    lines = sorted((l.version for l in kb.lines), key=Version)
+    wanted = text.strip().lstrip("=<>!~ ").split(",")[0]
+    try:
+        target = Version(wanted)
+        closest = min(lines, key=lambda l: (abs(Version(l).major - target.major),
+                                            abs(Version(l).minor - target.minor)))
+        hint = f"; closest: {closest}"
+    except ValueError:
+        hint = ""
+    raise InputError(f"--tf {text!r}: no TensorFlow release matches; known lines are {lines[0]} ... "
+                     f"{lines[-1]}{hint}")
+
+
+def lookup_gpu(kb: "KnowledgeBase", name: str) -> GpuTarget:
+    gpu = kb.find_gpu(name)
+    if gpu is None:
+        similar = kb.similar_gpu_names(name)
+        hint = f"; did you mean {' or '.join(repr(s) for s in similar)}?" if similar else \
+            "; use --gpu-cc X.Y to give its compute capability (stackresolve gpus lists known models)"
+        raise InputError(f"--gpu {name!r}: unknown GPU model{hint}")
+    return GpuTarget(name=gpu.name, cc=gpu.cc, architecture=gpu.architecture, source="flag --gpu")
+
+
+def gpu_from_cc(kb: "KnowledgeBase", cc: str, name: str, source: str) -> GpuTarget:
+    support = kb.arch_support_for(cc)
+    representative = kb.representative_gpu(cc)
+    architecture = support.architecture if support else (representative.architecture if representative else "")
+    return GpuTarget(name=name, cc=cc, architecture=architecture, source=source)
+
+
+def machine_os(machine: "Machine") -> Os | None:
+    name = "wsl2" if machine.os.wsl else machine.os.system
+    return Os(name) if name in Os.names() else None
+
+
+def machine_arch(machine: "Machine") -> Arch | None:
+    arch = machine.os.arch
+    return Arch(arch) if arch in Arch.names() else None
+
+
+def detected_gpus(kb: "KnowledgeBase", machine: "Machine") -> tuple[list[GpuTarget], list[str]]:
+    """The machine's GPUs as targets; a GPU whose compute capability no probe reported is looked up by name."""
+    gpus, unknown = [], []
+    for g in machine.gpus:
+        probe = g.compute_capability_source or g.source
+        if g.compute_capability is None:
+            known = kb.find_gpu(g.name) if g.name else None
+            if known is None:
+                unknown.append(g.name or f"GPU {g.index}")
+                continue
+            gpus.append(GpuTarget(known.name, known.cc, known.architecture, f"{g.source} + gpus.toml"))
+        else:
+            gpus.append(gpu_from_cc(kb, g.compute_capability, g.name or "", probe))
+    return gpus, unknown
+
+
+def build_request(kb: "KnowledgeBase", flags: Flags, machine: "Machine | None") -> Request:
+    """Flags win; what they leave out comes from the detected machine (None: nothing was detected)."""
+    if machine is not None:
+        bad = next((f.message for f in machine.findings if f.code == "bad-override"), None)
+        if bad:
+            raise InputError(bad)
+    validate_tf(kb, flags.tf)
+    spec = parse_tf_spec(flags.tf)
+    assumptions: list[str] = []
+    detected_os = machine_os(machine) if machine is not None else None
+
+    if flags.os:
+        os_name = parse_os(flags.os)
+    elif detected_os is not None:
+        os_name = detected_os
+        assumptions.append(f"operating system {os_name}, detected")
+    else:
+        os_name = Os.LINUX
+        assumptions.append("operating system linux (not given; pass --os linux|windows|macos|wsl2)")
+    detected_arch = machine_arch(machine) if machine is not None else None
+    arch = parse_arch(flags.arch) if flags.arch else (detected_arch or Arch.X86_64)
+    python = parse_python(flags.python) if flags.python else None
+    cudnn = parse_cudnn_choice(kb, flags.cudnn) if flags.cudnn else None
+    vendor = parse_vendor(flags.vendor)
+    if vendor is Vendor.NVIDIA and not spec.contains(Version("1.15.5"), prereleases=True):
+        raise InputError(f"--vendor nvidia: NVIDIA's maintained builds are TensorFlow 1.15 only, not '{flags.tf}'; "
+                         f"use --tf 1.15")
+
+    gpus: list[GpuTarget] = []
+    if flags.gpu and flags.gpu_cc:
+        target = lookup_gpu(kb, flags.gpu)
+        cc = parse_cc(flags.gpu_cc, kb.known_ccs())
+        if cc != target.cc:
+            raise InputError(f"--gpu {flags.gpu!r} has compute capability {target.cc}, not {cc}; give one of them")
+        gpus.append(target)
+    elif flags.gpu:
+        gpus.append(lookup_gpu(kb, flags.gpu))
+    elif flags.gpu_cc:
+        gpus.append(gpu_from_cc(kb, parse_cc(flags.gpu_cc, kb.known_ccs()), "", "flag --gpu-cc"))
+    elif machine is not None and machine.gpus and not flags.cpu:
+        gpus, unknown = detected_gpus(kb, machine)
+        assumptions += [f"GPU {name!r}: compute capability unknown; pass --gpu-cc X.Y" for name in unknown]
+        names = ", ".join(f"{g.name} (compute capability {g.cc})" if g.name else
+                          f"a GPU of compute capability {g.cc} ({g.source})" for g in gpus)
+        if names:
+            assumptions.append(f"GPU: {names}, detected")
+
+    cpu_only = flags.cpu
+    if not cpu_only and not gpus:
+        if os_name is Os.MACOS:
+            cpu_only = True
+            assumptions.append("macOS: TensorFlow has no CUDA builds there, so the stack is CPU-only")
+        elif machine is not None:
+            cpu_only = True
+            assumptions.append("no NVIDIA GPU found on this machine: CPU-only stack (pass --gpu NAME or "
+                               "--gpu-cc X.Y to plan for a GPU elsewhere)")
+        else:
+            assumptions.append("GPU not given: any NVIDIA GPU the official build supports (pass --gpu NAME or "
+                               "--gpu-cc X.Y to check yours, --cpu for a CPU-only stack)")
+    if cpu_only and gpus:
+        gpus = []
+
+    if flags.driver:
+        driver = parse_driver(flags.driver)
+    elif machine is not None and machine.driver and machine.driver.version and not cpu_only:
+        driver = machine.driver.version
+        assumptions.append(f"driver {driver}, detected by {machine.driver.source}")
+    else:
+        driver = None
+
+    gpus.sort(key=lambda g: cc_tuple(g.cc))
+    return Request(tf=flags.tf, tf_spec=spec, os=os_name, arch=arch, python=python, driver=driver,
+                   gpus=tuple(gpus), cpu_only=cpu_only, vendor=vendor, cudnn=cudnn, with_driver=flags.with_driver,
+                   assumptions=tuple(assumptions))
+
+
+def tf_line_for_cuda(kb: "KnowledgeBase", cuda: str, os_name: str) -> str | None:
+    """The newest TensorFlow line whose tested GPU build on this OS uses a CUDA version ("10.0", "11.x")."""
+    table_os = "windows" if os_name == "windows" else "linux"
+    major = cuda[:-2] if cuda.endswith(".x") else None
+    lines = [b.line for b in kb.tested_builds if b.os == table_os and b.gpu
+             and (b.cuda == cuda or (major is not None and b.cuda.split(".")[0] == major))]
+    return max(lines, key=Version) if lines else None
+
+
+# -- flags -> the machine to check ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MachineFlags:
+    """Facts about a machine given on the command line (check): each replaces what detection found."""
+
+    os: str | None = None
+    driver: str | None = None
+    gpu: str | None = None
+    gpu_cc: str | None = None
+    python: str | None = None
+    cuda: str | None = None
+    cudnn: str | None = None
+
+
+def apply_flags(kb: "KnowledgeBase", machine: "Machine | None",
+                flags: MachineFlags) -> tuple["Machine", frozenset[str]]:
+    """The machine with the flags' facts in place of detected ones (an empty machine when nothing was detected),
+    and the facts the flags gave."""
+    from dataclasses import replace
+
+    from stackresolve.detect.model import CudnnInfo, DriverInfo, GpuInfo, Machine, OSInfo, PythonInfo, ToolkitInfo
+
+    if machine is None:
+        machine = Machine(os=OSInfo(system="unknown"), driver=None)
+    given: set[str] = set()
+    if flags.os:
+        os_name = parse_os(flags.os)
+        system = "linux" if os_name is Os.WSL2 else os_name.value
+        machine = replace(machine, os=replace(machine.os, system=system, wsl=os_name is Os.WSL2))
+        given.add("os")
+    if flags.driver:
+        machine = replace(machine, driver=DriverInfo(parse_driver(flags.driver), None, "flag --driver"))
+        given.add("driver")
+    if flags.gpu or flags.gpu_cc:
+        target = lookup_gpu(kb, flags.gpu) if flags.gpu else None
+        cc = target.cc if target else parse_cc(flags.gpu_cc, kb.known_ccs())
+        name = target.name if target else None
+        machine = replace(machine, gpus=(GpuInfo(0, name, cc, None, "flag", "flag"),))
+        given.add("gpus")
+    if flags.python:
+        machine = replace(machine, python=PythonInfo(parse_python(flags.python), "", "flag --python"))
+        given.add("python")
+    if flags.cuda:
+        version = parse_version_flag(flags.cuda, "--cuda")
+        machine = replace(machine, cuda_toolkits=(ToolkitInfo(".".join(version.split(".")[:2]), None, "flag --cuda",
+                                                              full_version=version),))
+        given.add("cuda")
+    if flags.cudnn:
+        machine = replace(machine, cudnn=(CudnnInfo(parse_version_flag(flags.cudnn, "--cudnn"), None, "flag --cudnn"),))
+        given.add("cudnn")
+    return machine, frozenset(given)

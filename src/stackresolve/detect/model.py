@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 SCHEMA = "stackresolve/detect@1"
 
-from stackresolve.finding import Finding  # noqa: F401 (the probes import it from here)
+from stackresolve.model.finding import Finding  # noqa: F401 (the probes import it from here)
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,16 @@
-"""Emitters: one module per output format, each a pure function (Resolution, KnowledgeBase) -> str.
+"""Emitters: one module per output format, each a pure function from that format's typed plan to text.
 
-The knowledge base is passed for install facts (package names, image tags) that are not part of the resolved
-stack itself; emitters do no I/O.
+The plan layer (stackresolve.plan) decides; emitters only render. `render_plan` decides and renders one format;
+`all_plans` does it for every format (the JSON document's `plans`).
 """
 
 from __future__ import annotations
 
 from importlib import import_module
 
-# --format name -> module under stackresolve.emit; each module has render(resolution, kb) -> str.
+from stackresolve.plan import PlanOptions, decide
+
+# --format name -> module under stackresolve.emit; each module has render(plan) -> str.
 PLAN_EMITTERS = {
     "text": "text",
     "pip": "pip",
@@ -23,19 +25,12 @@ PLAN_EMITTERS = {
 NEEDS_STACK = {"pip", "lock", "dockerfile", "apt", "conda"}
 
 
-def render_plan(fmt: str, resolution, kb, env_name: str | None = None) -> str:
-    stack = resolution.stack
-    if stack is not None and stack.framework.value.get("vendor") == "nvidia" and fmt not in ("text", "lock"):
-        from stackresolve.emit import nvidia
-
-        return nvidia.render(fmt, resolution, kb)
+def render_plan(fmt: str, resolution, kb, options: PlanOptions = PlanOptions()) -> str:
     module = import_module(f"stackresolve.emit.{PLAN_EMITTERS[fmt]}")
-    if fmt == "conda":
-        return module.render(resolution, kb, env_name=env_name)
-    return module.render(resolution, kb)
+    return module.render(decide(fmt, resolution, kb, options))
 
 
-def all_plans(resolution, kb, env_name: str | None = None) -> dict[str, str]:
+def all_plans(resolution, kb, options: PlanOptions = PlanOptions()) -> dict[str, str]:
     """Every plan text for the JSON document's `plans` (exactly what each --format prints)."""
-    return {fmt: render_plan(fmt, resolution, kb, env_name) for fmt in PLAN_EMITTERS
+    return {fmt: render_plan(fmt, resolution, kb, options) for fmt in PLAN_EMITTERS
             if resolution.stack is not None or fmt not in NEEDS_STACK}

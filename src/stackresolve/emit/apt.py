@@ -14,181 +14,17 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
 
 from packaging.requirements import Requirement
-from packaging.version import InvalidVersion, Version
 
 from stackresolve.emit.header import header_lines
-from stackresolve.emit.pip import requirement_lines
-from stackresolve.knowledge.channels import (
-    AptCudaRepo,
-    AptCudnnPackage,
-    AptDriverPackage,
-    AptKeyring,
-    AptKnowledge,
-    nearest_cudnn,
-)
-from stackresolve.resolve import Resolution
+from stackresolve.model.enums import Os
+from stackresolve.model.stack import Resolution
+from stackresolve.plan import Refusal
+from stackresolve.plan.apt import AptPipOnlyPlan, AptPlan
+from stackresolve.plan.pip import PipPlan
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
-
-
-# -- choices (pure, tested directly) ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class CudnnChoice:
-    package: AptCudnnPackage
-    why: str  # "" when the package is exactly the stack's cuDNN
-
-
-@dataclass(frozen=True)
-class ReleasePlan:
-    """What the script does on one Ubuntu release."""
-
-    release: str  # "18.04"
-    distro: str  # "ubuntu1804"
-    cuda_repo_url: str
-    keyring: AptKeyring
-    cudnn: CudnnChoice
-    ml_repo_url: str  # "" unless this release takes cuDNN from the machine-learning repository
-    signing_key: AptKeyring | None  # the .pub key, needed with the apt-key method or the machine-learning repo
-    driver: AptDriverPackage | None
-
-
-@dataclass(frozen=True)
-class AptPlan:
-    cuda: str
-    cuda_repo: AptCudaRepo
-    releases: tuple[ReleasePlan, ...]
-    skipped: tuple[str, ...]  # "14.04: why" for releases the CUDA line has but the plan cannot serve
-
-
-def ubuntu_distro(release: str) -> str:
-    """'18.04' -> 'ubuntu1804', the directory name NVIDIA's repositories use."""
-    return "ubuntu" + release.replace(".", "")
-
-
-def _file_version(keyring: AptKeyring) -> Version:
-    """cuda-keyring_1.1-1_all.deb -> 1.1-1 (newest keyring package first)."""
-    parts = keyring.file.split("_")
-    try:
-        return Version(parts[1]) if len(parts) > 2 else Version("0")
-    except InvalidVersion:
-        return Version("0")
-
-
-def choose_keyring(apt: AptKnowledge, release: str) -> AptKeyring | None:
-    """cuda-keyring where the data lists one for this release, else the current signing key; retired keys never."""
-    current = [k for k in apt.keyrings if k.current and release in k.ubuntu]
-    packages = sorted((k for k in current if k.method == "cuda-keyring"), key=_file_version, reverse=True)
-    if packages:
-        return packages[0]
-    return next((k for k in current if k.method == "apt-key"), None)
-
-
-def signing_key(apt: AptKnowledge, release: str) -> AptKeyring | None:
-    """The current key as a .pub file (used with signed-by), preferring a record that names this release."""
-    keys = [k for k in apt.keyrings if k.current and k.method == "apt-key"]
-    return next((k for k in keys if release in k.ubuntu), keys[0] if keys else None)
-
-
-def choose_cudnn(candidates: list[AptCudnnPackage], wanted: str, compiled: str, cuda: str,
-                 release: str) -> CudnnChoice | None:
-    """The stack's cuDNN if the data has it for this release, else the nearest one TensorFlow accepts."""
-    found = nearest_cudnn(candidates, wanted, compiled, cuda)
-    if found is None:
-        return None
-    package, how = found
-    if not how:
-        return CudnnChoice(package, "")
-    major = Version(compiled).major
-    what = "nearest newer" if how == "newer" else "newest"
-    why = (f"the data has no apt package of cuDNN {wanted} for CUDA {cuda} on Ubuntu {release}; {package.cudnn} "
-           f"is the {what} cuDNN {major}.x >= {compiled} built for CUDA {cuda} there (TensorFlow accepts the same "
-           f"major with an equal or higher minor than the cuDNN {compiled} it was built with)")
-    return CudnnChoice(package, why)
-
-
-def choose_driver(apt: AptKnowledge, release: str, minimum: str, max_branch: int | None) -> AptDriverPackage | None:
-    """The newest driver branch package the data lists for this release that is >= the stack's minimum driver
-    (and <= the GPU's last supported branch); records that name no release are a fallback."""
-    low = Version(minimum).release[0]
-    fits = [d for d in apt.driver_packages
-            if d.branch_number >= low and (max_branch is None or d.branch_number <= max_branch)]
-    named = [d for d in fits if release in d.ubuntu]
-    pool = named or [d for d in fits if not d.ubuntu]
-    return max(pool, key=lambda d: d.branch_number, default=None)
-
-
-def max_driver_branch(resolution: Resolution, kb) -> int | None:
-    lookup = getattr(kb, "arch_support_for", None)
-    branches = []
-    for gpu in resolution.request.gpus:
-        support = lookup(gpu.cc) if lookup else None
-        if support and support.last_branch:
-            branches.append(int(support.last_branch))
-    return min(branches) if branches else None
-
-
-def plan_releases(apt: AptKnowledge, resolution: Resolution, with_driver: bool, kb=None) -> AptPlan | str:
-    """Per Ubuntu release, what to install for this stack; a one-line reason when no release can be served."""
-    stack = resolution.stack
-    cuda = stack.cuda.value["version"]
-    cuda_repo = apt.cuda_repo(cuda)
-    if cuda_repo is None:
-        lines = ", ".join(r.cuda for r in apt.cuda_repos)
-        return f"the knowledge base has no NVIDIA apt repository data for CUDA {cuda} (it has {lines})"
-    cuda_source = apt.repo("cuda")
-    ml_source = apt.repo("machine-learning")
-    if cuda_source is None:
-        return "the knowledge base has no NVIDIA CUDA apt repository record"
-    wanted = stack.cudnn.value["version"]
-    compiled = stack.candidate.cudnn_min or wanted
-    install_driver = with_driver and resolution.request.os != "wsl2"
-    max_branch = max_driver_branch(resolution, kb) if install_driver else None
-    plans, skipped = [], []
-    for release in cuda_repo.ubuntu:
-        distro = ubuntu_distro(release)
-        keyring = choose_keyring(apt, release)
-        if keyring is None or distro not in cuda_source.distros:
-            skipped.append(f"{release}: no current repository key recorded for this release")
-            continue
-        ml_ok = ml_source is not None and distro in ml_source.distros
-        candidates = [p for p in apt.cudnn_for(cuda)
-                      if release in p.ubuntu and (release in p.ubuntu_cuda_repo or ml_ok)]
-        choice = choose_cudnn(candidates, wanted, compiled, cuda, release)
-        if choice is None:
-            skipped.append(f"{release}: no apt package of cuDNN {Version(compiled).major}.x >= {compiled} for "
-                           f"CUDA {cuda} recorded")
-            continue
-        from_ml = release not in choice.package.ubuntu_cuda_repo
-        key = signing_key(apt, release)
-        needs_key = keyring.method == "apt-key" or from_ml
-        if needs_key and key is None:
-            skipped.append(f"{release}: no current signing key recorded")
-            continue
-        driver = None
-        if install_driver:
-            minimum = stack.driver.value.get("min")
-            driver = choose_driver(apt, release, minimum, max_branch) if minimum else None
-            if driver is None:
-                branch = f">= {Version(minimum).release[0]}" if minimum else "(no minimum driver is known)"
-                skipped.append(f"{release}: no driver package of branch {branch} recorded (--with-driver)")
-                continue
-        plans.append(ReleasePlan(
-            release=release,
-            distro=distro,
-            cuda_repo_url=cuda_source.url_for(distro),
-            keyring=keyring,
-            cudnn=choice,
-            ml_repo_url=ml_source.url_for(distro) if from_ml and ml_source else "",
-            signing_key=key if needs_key else None,
-            driver=driver,
-        ))
-    if not plans:
-        return (f"no Ubuntu release in the knowledge base serves CUDA {cuda} with cuDNN {wanted}: "
-                + "; ".join(skipped))
-    return AptPlan(cuda, cuda_repo, tuple(plans), tuple(skipped))
 
 
 # -- script text ----------------------------------------------------------------------------------------------
@@ -206,12 +42,6 @@ def _array(name: str, values) -> str:
 
 def _header(resolution: Resolution) -> str:
     return "".join(_comment(line) for line in header_lines(resolution, "apt"))
-
-
-def _with_driver(resolution: Resolution, with_driver: bool | None) -> bool:
-    if with_driver is not None:
-        return with_driver
-    return bool(getattr(resolution.request, "with_driver", False))
 
 
 _PRELUDE = r"""
@@ -331,8 +161,8 @@ echo "Python $FOUND_PYTHON virtual environment $VENV_DIR:"
 
 
 def _driver_need(stack) -> str:
-    minimum = stack.driver.value.get("min")
-    return f"driver >= {minimum}" if minimum else f"a driver that supports CUDA {stack.cuda.value['version']}"
+    minimum = stack.driver.minimum
+    return f"driver >= {minimum}" if minimum else f"a driver that supports CUDA {stack.cuda.version}"
 
 
 def _driver_reminder(stack, reboot: bool) -> str:
@@ -342,10 +172,6 @@ def _driver_reminder(stack, reboot: bool) -> str:
     return f"echo {_q(text)}\n"
 
 
-def _framework_name(resolution: Resolution) -> str:
-    return Requirement(requirement_lines(resolution)[0]).name
-
-
 def _not_applicable(resolution: Resolution, why: str, instead: str) -> str:
     # A quoted here-document: nothing in the (single-line) message is expanded or executed.
     message = _CONTROL.sub(" ", f"stackresolve: {why} {instead}")
@@ -353,49 +179,25 @@ def _not_applicable(resolution: Resolution, why: str, instead: str) -> str:
             f"cat >&2 <<'STACKRESOLVE_MESSAGE'\n{message}\nSTACKRESOLVE_MESSAGE\nexit 1\n")
 
 
-def _common_values(resolution: Resolution, supported: str) -> str:
-    stack = resolution.stack
+def _common_values(pip: PipPlan, supported: str) -> str:
     return (f"SUPPORTED_RELEASES={_q(supported)}\n"
-            f"PYTHON_VERSION={_q(stack.python.value['recommended'])}\n"
-            f"FRAMEWORK_PACKAGE={_q(_framework_name(resolution))}\n"
-            + _array("PIP_REQUIREMENTS", requirement_lines(resolution)))
+            f"PYTHON_VERSION={_q(pip.python)}\n"
+            f"FRAMEWORK_PACKAGE={_q(Requirement(pip.requirements[0]).name)}\n"
+            + _array("PIP_REQUIREMENTS", pip.requirements))
 
 
-def wheel_stack_drivers(apt: AptKnowledge | None, resolution: Resolution, kb) -> dict[str, AptDriverPackage]:
-    """Per Ubuntu release, the driver package for a stack without system CUDA (from Ubuntu's own archive only:
-    no NVIDIA repository is configured for these stacks)."""
-    if apt is None:
-        return {}
-    minimum = resolution.stack.driver.value.get("min")
-    if not minimum:
-        return {}
-    max_branch = max_driver_branch(resolution, kb)
-    ubuntu_archive = AptKnowledge((), (), (), (), tuple(d for d in apt.driver_packages
-                                                         if d.origin == "ubuntu-or-cuda-repo" and d.ubuntu))
-    releases = sorted({r for d in ubuntu_archive.driver_packages for r in d.ubuntu}, key=Version)
-    found = {r: choose_driver(ubuntu_archive, r, minimum, max_branch) for r in releases}
-    return {r: d for r, d in found.items() if d is not None}
-
-
-def _pip_only(resolution: Resolution, with_driver: bool, kb) -> str:
-    """tensorflow[and-cuda] and CPU stacks: Python, a venv and the pip plan; any Ubuntu release."""
+def _pip_only(plan: AptPipOnlyPlan) -> str:
+    """CUDA from pip wheels, and CPU stacks: Python, a venv and the pip plan; any Ubuntu release."""
+    resolution, drivers = plan.resolution, plan.drivers
     stack = resolution.stack
-    drivers = wheel_stack_drivers(getattr(kb, "apt", None), resolution, kb) if with_driver and stack.cuda else {}
-    if with_driver and stack.cuda and not drivers:
-        return _not_applicable(resolution, f"--with-driver: the knowledge base records no apt driver package for "
-                                           f"{_driver_need(stack)} on Ubuntu.",
-                               "Plan again without --with-driver and install the driver with your distribution's "
-                               "tools (e.g. ubuntu-drivers).")
     out = ["#!/usr/bin/env bash\n", _header(resolution)]
     if stack.cuda:
-        out.append(_comment(f"CUDA {stack.cuda.value['version']} and cuDNN {stack.cudnn.value['version']} come as "
-                            f"pip wheels through {stack.framework.value['pip_package']}: no system CUDA is "
-                            f"installed. Only the NVIDIA driver ({_driver_need(stack)}) comes from the system."))
+        out.append(_comment(plan.pip.cuda_note + " No system CUDA is installed."))
     else:
         out.append(_comment("CPU-only stack: no CUDA or cuDNN is installed."))
     out.append("set -euo pipefail\n\n")
     supported = ", ".join(drivers) if drivers else "any release"
-    out.append(_common_values(resolution, supported))
+    out.append(_common_values(plan.pip, supported))
     out.append(_PRELUDE)
     out.append('case "$OS_VERSION" in\n')
     if drivers:
@@ -459,7 +261,8 @@ def _release_case(plan: AptPlan) -> str:
     return "".join(out)
 
 
-def _system_cuda(resolution: Resolution, plan: AptPlan, with_driver: bool) -> str:
+def _system_cuda(plan: AptPlan) -> str:
+    resolution, with_driver = plan.resolution, plan.with_driver
     stack = resolution.stack
     repo = plan.cuda_repo
     cuda_packages = [f"{repo.libraries_package}={repo.meta_version}" if repo.meta_version else
@@ -476,12 +279,12 @@ def _system_cuda(resolution: Resolution, plan: AptPlan, with_driver: bool) -> st
                         f"source: {repo.source}"))
     for skipped in plan.skipped:
         out.append(_comment(f"not supported: Ubuntu {skipped}"))
-    if with_driver and resolution.request.os == "wsl2":
+    if with_driver and resolution.request.os is Os.WSL2:
         out.append(_comment("--with-driver ignored: under WSL2 the Windows NVIDIA driver serves CUDA; never "
                             "install a Linux driver inside WSL2."))
     out.append("set -euo pipefail\n\n")
     out.append(f"CUDA_LINE={_q(plan.cuda)}\n")
-    out.append(_common_values(resolution, ", ".join(rp.release for rp in plan.releases)))
+    out.append(_common_values(plan.pip, ", ".join(rp.release for rp in plan.releases)))
     out.append(_array("CUDA_PACKAGES", cuda_packages))
     out.append(_PRELUDE)
     out.append(_release_case(plan))
@@ -491,33 +294,15 @@ def _system_cuda(resolution: Resolution, plan: AptPlan, with_driver: bool) -> st
                '${CUDNN_PACKAGES[*]} $DRIVER_PACKAGE"\n  exit 0\nfi\n')
     out.append(_REPOSITORIES)
     out.append(_PYTHON)
-    out.append(_driver_reminder(stack, reboot=with_driver and resolution.request.os != "wsl2"))
+    out.append(_driver_reminder(stack, reboot=with_driver and resolution.request.os is not Os.WSL2))
     return "".join(out)
 
 
-def render(resolution: Resolution, kb=None, with_driver: bool | None = None) -> str:
-    """The apt plan. `with_driver` defaults to `resolution.request.with_driver` (False when absent).
-
-    Plans that cannot apply (another OS, no apt data for the CUDA line) are still scripts: they print why and
-    exit 1, so `plans.apt` in the JSON output is always a runnable text.
-    """
-    stack = resolution.stack
-    if stack is None:
-        return _not_applicable(resolution, "No consistent stack was found for this request.",
-                               "Run `stackresolve plan` for the explanation.")
-    driver = _with_driver(resolution, with_driver)
-    os_name = resolution.request.os
-    if os_name not in ("linux", "wsl2"):
-        instead = "Use --format powershell." if os_name == "windows" else "Use --format pip or conda."
-        return _not_applicable(resolution, f"This stack targets {os_name}; the apt plan is for Ubuntu (Linux or "
-                                           f"WSL2).", instead)
-    if stack.cuda is None or stack.candidate.extra:
-        return _pip_only(resolution, driver and os_name != "wsl2", kb)
-    apt = getattr(kb, "apt", None)
-    if apt is None:
-        return _not_applicable(resolution, "The knowledge base has no apt data (constraints/apt.toml).",
-                               "Use --format conda or dockerfile.")
-    plan = plan_releases(apt, resolution, driver, kb)
-    if isinstance(plan, str):
-        return _not_applicable(resolution, f"No apt plan: {plan}.", "Use --format conda or dockerfile.")
-    return _system_cuda(resolution, plan, driver)
+def render(plan) -> str:
+    """The apt plan as a bash script. A plan that cannot apply is still a script: it prints why and exits 1, so
+    `plans.apt` in the JSON output is always a runnable text."""
+    if isinstance(plan, Refusal):
+        return _not_applicable(plan.resolution, plan.why, plan.instead)
+    if isinstance(plan, AptPipOnlyPlan):
+        return _pip_only(plan)
+    return _system_cuda(plan)

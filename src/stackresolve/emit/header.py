@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stackresolve import __version__
-from stackresolve.resolve import Resolution
+from stackresolve.model.stack import Resolution
 
 
 def header_lines(resolution: Resolution, kind: str) -> list[str]:
@@ -16,13 +16,16 @@ def header_lines(resolution: Resolution, kind: str) -> list[str]:
         wanted.append("GPU " + ", ".join(f"{g.name or 'cc'} {g.cc}" for g in request.gpus))
     if request.driver:
         wanted.append(f"driver {request.driver}")
+    if request.cudnn:
+        wanted.append(f"cuDNN {request.cudnn}")
+    if request.vendor:
+        wanted.append(f"vendor {request.vendor}")
     if request.cpu_only:
         wanted.append("CPU only")
-    lines = [f"stackresolve {kind} plan",
-             f"stack: {stack.summary}" if stack else "stack: none (no consistent stack)",
-             f"request: {', '.join(wanted)}",
-             f"knowledge base {resolution.kb_version}, stackresolve {__version__}"]
-    return lines
+    return [f"stackresolve {kind} plan",
+            f"stack: {stack.summary}" if stack else "stack: none (no consistent stack)",
+            f"request: {', '.join(wanted)}",
+            f"knowledge base {resolution.kb_version}, stackresolve {__version__}"]
 
 
 def one_line(text: str) -> str:

@@ -1,37 +1,30 @@
-"""`--format pip`: a requirements file with exact pins plus the constraints that keep it importable."""
+"""`--format pip`: renders the pip plan as a requirements file, each pin with its reason."""
 
 from __future__ import annotations
 
 from stackresolve.emit.header import comment_header
-from stackresolve.resolve import Resolution
+from stackresolve.plan.pip import PipPlan
 
 
-def requirement_lines(resolution: Resolution) -> list[str]:
-    """The requirement lines alone (also used inside the conda, PowerShell and Docker plans)."""
-    stack = resolution.stack
-    fw = stack.framework.value
-    if not fw.get("pip_package"):  # an NGC container: nothing to pip install
-        return []
-    lines = [f"{fw['pip_package']}=={fw['version']}"]
-    lines += [p.requirement for p in stack.pip_pins]
-    return lines
-
-
-def render(resolution: Resolution, kb=None) -> str:
-    stack = resolution.stack
+def render(plan: PipPlan) -> str:
+    resolution, stack = plan.resolution, plan.resolution.stack
     out = [comment_header(resolution, "pip")]
-    py = stack.python.value["recommended"]
-    if stack.cuda and not stack.candidate.extra:
-        out.append(f"# CUDA {stack.cuda.value['version']} and cuDNN {stack.cudnn.value['version']} come from the "
-                   f"system, not from pip: install them with --format apt (Ubuntu), conda or powershell (Windows).\n")
-    elif stack.cuda:
-        out.append(f"# CUDA {stack.cuda.value['version']} and cuDNN {stack.cudnn.value['version']} come as pip "
-                   f"wheels through the [{stack.candidate.extra}] extra; only the NVIDIA driver comes from the "
-                   f"system.\n")
-    out.append(f"# Python {py} (wheels exist for {stack.python.value['min']} - {stack.python.value['max']}):\n"
-               f"#   python{py} -m venv .venv && .venv/bin/python -m pip install -r requirements.txt\n")
-    fw = stack.framework.value
-    out.append(f"{fw['pip_package']}=={fw['version']}\n")
-    for pin in stack.pip_pins:
+    if not plan.lines:
+        return "".join(out) + (f"# This stack is NVIDIA's NGC container {stack.framework.container}: it has no pip "
+                               f"plan.\n# Use --format dockerfile, or run it directly:\n"
+                               f"#   docker run --gpus all -it --rm {stack.framework.container}\n")
+    if plan.cuda_note:
+        out.append(f"# {plan.cuda_note}\n")
+    py = plan.python
+    python = stack.python
+    out.append(f"# Python {py} (wheels exist for {python.min} - {python.max}):\n"
+               f"#   python{py} -m venv .venv && .venv/bin/python -m pip install --upgrade pip\n")
+    for package in plan.pre_install:
+        out.append(f"#   .venv/bin/python -m pip install {package}   (first: it adds the index the next step "
+                   f"needs)\n")
+    out.append("#   .venv/bin/python -m pip install -r requirements.txt\n")
+    framework, *pins = plan.lines
+    out.append(f"{framework.requirement}\n")
+    for pin in pins:
         out.append(f"# {pin.why} ({pin.source})\n{pin.requirement}\n")
     return "".join(out)

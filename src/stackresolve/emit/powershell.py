@@ -14,24 +14,16 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import replace
-
-from packaging.requirements import Requirement
-from packaging.version import Version
 
 from stackresolve.emit.dockerfile import one_line, safe_header
-from stackresolve.emit.pip import requirement_lines
-from stackresolve.resolve import Resolution, Stack
+from stackresolve.plan import Refusal
+from stackresolve.plan.windows import NATIVE_GPU_END_SOURCE, WindowsNativePlan, WslPlan
 
 WSL_DISTRO = "Ubuntu-22.04"
 WSL_DISTRO_PYTHON = "3.10"  # Ubuntu 22.04's python3 (packages.ubuntu.com, jammy: python3 3.10)
-LAST_NATIVE_GPU_LINE = "2.10"
 CUDA_ARCHIVE_PAGE = "https://developer.nvidia.com/cuda-toolkit-archive"
 CUDNN_ARCHIVE_PAGE = "https://developer.nvidia.com/rdp/cudnn-archive"
 PYTHON_DOWNLOADS = "https://www.python.org/downloads/windows/"
-NATIVE_GPU_END_SOURCE = ("tensorflow/docs:site/en/install/pip.md@7c365021 (Windows native, Caution: 'TensorFlow 2.10 "
-                         "was the last TensorFlow release that supported GPU on native-Windows')")
-
 # PowerShell treats these four characters as single quotes too; a literal doubles each of them.
 _PS_SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"
 _VERSION = re.compile(r"^\d+(\.\d+){1,3}$")
@@ -71,26 +63,6 @@ def here_string(lines: list[str]) -> str:
         if any(ord(c) < 32 and c != "\t" for c in line):
             raise ValueError(f"control character in here-string line: {line!r}")
     return "@'\n" + "\n".join(lines) + "\n'@"
-
-
-def _requirements_text(resolution: Resolution, stack: Stack) -> list[str]:
-    lines = []
-    for line in requirement_lines(resolution):
-        Requirement(line)  # each line is a pip requirement and nothing else
-        lines.append(line)
-    return lines
-
-
-def gpu_check_code(tf_version: str, gpu: bool) -> str:
-    """One line of Python that exits 0 only when TensorFlow imports (and, for GPU stacks, sees a GPU)."""
-    version = Version(tf_version)
-    if not gpu:
-        return "import tensorflow as tf; print(tf.__version__)"
-    if version.major == 1:
-        return "import tensorflow as tf; ok = tf.test.is_gpu_available(); print(ok); raise SystemExit(0 if ok else 1)"
-    listing = "tf.config.experimental.list_physical_devices" if version < Version("2.1") else \
-        "tf.config.list_physical_devices"
-    return f"import tensorflow as tf; gpus = {listing}('GPU'); print(gpus); raise SystemExit(0 if gpus else 1)"
 
 
 # -- static script parts (no Python formatting inside: they only use the variables set above them) ------------
@@ -304,13 +276,11 @@ Write-Host "Done: TensorFlow $TfVersion inside $Distro" -ForegroundColor Green
 """
 
 
-def _native(resolution: Resolution, kb) -> str:
-    stack = resolution.stack
-    version = _checked(stack.tf_version, _VERSION, "TensorFlow version")
-    python = _checked(stack.python.value["recommended"], _MINOR, "Python version")
-    msvc = next((m for m in kb.msvc_runtimes if m.applies_to(version)), None)
-    if msvc is None:
-        raise ValueError(f"windows.toml has no [[msvc]] record for TensorFlow {version}")
+def _native(plan: WindowsNativePlan) -> str:
+    resolution, stack = plan.resolution, plan.resolution.stack
+    version = _checked(stack.framework.upstream_version, _VERSION, "TensorFlow version")
+    python = _checked(plan.pip.python, _MINOR, "Python version")
+    msvc = plan.msvc
     values = {
         "TfVersion": ps_quote(version),
         "PythonVersion": ps_quote(python),
@@ -321,20 +291,16 @@ def _native(resolution: Resolution, kb) -> str:
         "MsvcPage": ps_quote(msvc.page),
         "PythonDownloads": ps_quote(PYTHON_DOWNLOADS),
         "HasCuda": "$true" if stack.cuda else "$false",
-        "CheckCode": ps_quote(gpu_check_code(version, bool(stack.cuda))),
+        "CheckCode": ps_quote(plan.check_code),
     }
     notes = [f"# Visual C++ runtime: {msvc.source}"]
     if stack.cuda:
-        cuda = _checked(stack.cuda.value["version"], _MINOR, "CUDA version")
-        release = _checked(stack.cuda.value["release"], _VERSION, "CUDA release")
-        cudnn = _checked(stack.cudnn.value["full_version"], _VERSION, "cuDNN version")
-        cudnn_short = stack.cudnn.value["version"]
-        built_for = stack.cudnn.value["built_for_cuda"]
-        installers = [i for i in kb.cuda_installers if i.version == cuda]
-        installer = next((i for i in installers if i.release == release), installers[0] if installers else None)
-        zipped = next((z for z in kb.cudnn_zips if z.version == cudnn_short and z.fits(cuda)), None)
+        cuda = _checked(stack.cuda.version, _MINOR, "CUDA version")
+        release = _checked(stack.cuda.release, _VERSION, "CUDA release")
+        cudnn = _checked(stack.cudnn.full_version, _VERSION, "cuDNN version")
+        installer, zipped = plan.installer, plan.cudnn_zip
         values.update({
-            "MinDriver": ps_quote(ps_version(stack.driver.value["min"])),
+            "MinDriver": ps_quote(ps_version(stack.driver.minimum)),
             "CudaVersion": ps_quote(cuda),
             "CudaRelease": ps_quote(installer.release if installer else release),
             "CudaInstallerUrl": ps_quote(installer.url if installer else ""),
@@ -343,7 +309,7 @@ def _native(resolution: Resolution, kb) -> str:
             "CudaBinDirs": ps_array(installer.bin_dirs if installer else ("bin", "libnvvp", "extras\\CUPTI\\lib64")),
             "CudaArchivePage": ps_quote(CUDA_ARCHIVE_PAGE),
             "CudnnVersion": ps_quote(zipped.full_version if zipped else cudnn),
-            "CudnnCuda": ps_quote(zipped.cuda if zipped else built_for),
+            "CudnnCuda": ps_quote(zipped.cuda if zipped else stack.cudnn.built_for_cuda),
             "CudnnZipFile": ps_quote(zipped.file if zipped else ""),
             "CudnnZipRoot": ps_quote(zipped.root if zipped else "cuda"),
             "CudnnZipUrl": ps_quote(zipped.url if zipped else ""),
@@ -354,11 +320,11 @@ def _native(resolution: Resolution, kb) -> str:
         notes.append(f"# CUDA {cuda}: {stack.cuda.why} ({stack.cuda.source})")
         if installer:
             notes.append(f"#   installer: {installer.source}")
-        notes.append(f"# cuDNN {stack.cudnn.value['version']}: {stack.cudnn.why}")
+        notes.append(f"# cuDNN {stack.cudnn.version}: {stack.cudnn.why}")
         if zipped:
             notes.append(f"#   zip: {zipped.source}" + ("; needs an NVIDIA developer login" if zipped.login_required
                                                          else ""))
-        notes.append(f"# Driver >= {stack.driver.value['min']}: {stack.driver.why} ({stack.driver.source})")
+        notes.append(f"# Driver >= {stack.driver.minimum}: {stack.driver.why} ({stack.driver.source})")
     lines = [safe_header(resolution, "powershell").rstrip("\n"), *(one_line(note) for note in notes),
              "# Run from PowerShell: powershell -ExecutionPolicy Bypass -File .\\install-tensorflow.ps1",
              "#Requires -Version 5.1",
@@ -372,16 +338,17 @@ def _native(resolution: Resolution, kb) -> str:
              "",
              "# -- the plan's values",
              *[f"${name} = {value}" for name, value in values.items()],
-             "$Requirements = " + here_string(_requirements_text(resolution, stack)),
+             "$Requirements = " + here_string(list(plan.pip.requirements)),
              NATIVE_STEPS.rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 
-def _linux_script(resolution: Resolution, stack: Stack) -> list[str]:
-    version = _checked(stack.tf_version, _VERSION, "TensorFlow version")
-    python = _checked(stack.python.value["recommended"], _MINOR, "Python version")
+def _linux_script(plan: WslPlan) -> list[str]:
+    stack = plan.inside.stack
+    version = _checked(stack.framework.upstream_version, _VERSION, "TensorFlow version")
+    python = _checked(plan.pip.python, _MINOR, "Python version")
     venv = f"$HOME/.venvs/tf-{version}"
-    pip_args = " \\\n    ".join(shlex.quote(line) for line in _requirements_text(resolution, stack))
+    pip_args = " \\\n    ".join(shlex.quote(line) for line in plan.pip.requirements)
     script = [
         "#!/usr/bin/env bash",
         "# Written by stackresolve: the Linux pip plan, run inside WSL2.",
@@ -389,9 +356,9 @@ def _linux_script(resolution: Resolution, stack: Stack) -> list[str]:
         f"PY=python{python}",
         f"VENV=\"{venv}\"",
     ]
-    if stack.cuda and not stack.candidate.extra:
-        cuda = _checked(stack.cuda.value["version"], _MINOR, "CUDA version")
-        cudnn = _checked(stack.cudnn.value["version"], _VERSION, "cuDNN version")
+    if plan.system_cuda:
+        cuda = _checked(stack.cuda.version, _MINOR, "CUDA version")
+        cudnn = _checked(stack.cudnn.version, _VERSION, "cuDNN version")
         script += [
             f"if [ ! -d /usr/local/cuda-{cuda} ]; then",
             f"  echo 'CUDA {cuda} and cuDNN {cudnn} are not installed in this WSL distribution: run' >&2",
@@ -410,25 +377,26 @@ def _linux_script(resolution: Resolution, stack: Stack) -> list[str]:
         "sudo apt-get install -y \"$PY\" \"$PY-venv\"",
         "[ -x \"$VENV/bin/python\" ] || \"$PY\" -m venv \"$VENV\"",
         "\"$VENV/bin/python\" -m pip install --upgrade pip",
+        *[f"\"$VENV/bin/python\" -m pip install {shlex.quote(p)}" for p in plan.pip.pre_install],
         "\"$VENV/bin/python\" -m pip install \\\n    " + pip_args,
-        "\"$VENV/bin/python\" -c \"" + gpu_check_code(version, bool(stack.cuda)) + "\"",
+        "\"$VENV/bin/python\" -c \"" + plan.check_code + "\"",
         "echo \"TensorFlow is in $VENV (source $VENV/bin/activate)\"",
     ]
     return "\n".join(script).split("\n")
 
 
-def _wsl(resolution: Resolution, plan: Resolution, why: str) -> str:
-    stack = plan.stack
-    version = _checked(stack.tf_version, _VERSION, "TensorFlow version")
+def _wsl(plan: WslPlan) -> str:
+    stack = plan.inside.stack
+    version = _checked(stack.framework.upstream_version, _VERSION, "TensorFlow version")
     values = {
         "TfVersion": ps_quote(version),
         "Distro": ps_quote(WSL_DISTRO),
         "HasCuda": "$true" if stack.cuda else "$false",
-        "MinDriver": ps_quote(ps_version(stack.driver.value["min"]) if stack.cuda else ""),
-        "CudaVersion": ps_quote(stack.cuda.value["version"] if stack.cuda else ""),
+        "MinDriver": ps_quote(ps_version(stack.driver.minimum) if stack.cuda else ""),
+        "CudaVersion": ps_quote(stack.cuda.version if stack.cuda else ""),
     }
-    lines = [safe_header(resolution, "powershell").rstrip("\n"),
-             one_line(f"# WSL2 route: {why}"),
+    lines = [safe_header(plan.resolution, "powershell").rstrip("\n"),
+             one_line(f"# WSL2 route: {plan.why}"),
              f"#   ({NATIVE_GPU_END_SOURCE})",
              one_line(f"# Stack inside WSL2: {stack.summary}"),
              "# Run from PowerShell: powershell -ExecutionPolicy Bypass -File .\\install-tensorflow.ps1",
@@ -437,32 +405,16 @@ def _wsl(resolution: Resolution, plan: Resolution, why: str) -> str:
              "",
              "# -- the plan's values",
              *[f"${name} = {value}" for name, value in values.items()],
-             "$LinuxScript = " + here_string(_linux_script(plan, stack)),
+             "$LinuxScript = " + here_string(_linux_script(plan)),
              WSL_STEPS.rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 
-def _refusal(resolution: Resolution, message: str) -> str:
-    return (safe_header(resolution, "powershell") + "Set-StrictMode -Version Latest\n"
-            f"Write-Host {ps_quote(message)} -ForegroundColor Red\nexit 1\n")
-
-
-def render(resolution: Resolution, kb) -> str:
-    request = resolution.request
-    stack = resolution.stack
-    gone = (f"TensorFlow {LAST_NATIVE_GPU_LINE} was the last release with GPU support on native Windows; newer "
-            f"releases run their Linux GPU build inside WSL2 on the Windows driver")
-    if stack is None:
-        wsl = next((a for a in resolution.alternatives if a.request.os == "wsl2"), None)
-        if request.os == "windows" and wsl is not None:
-            plan = replace(resolution, request=wsl.request, stack=wsl.stack, findings=(), alternatives=())
-            return _wsl(resolution, plan, gone)
-        return _refusal(resolution, "No consistent stack for this request: run stackresolve plan without --format "
-                                    "to see the conflicting facts and the nearest stacks.")
-    if request.os == "wsl2":
-        return _wsl(resolution, resolution, "this stack targets WSL2: " + gone if stack.cuda else
-                    "this stack targets WSL2 (the Linux build inside Windows)")
-    if request.os != "windows":
-        return _refusal(resolution, f"This stack was resolved for {request.os}; PowerShell plans are for Windows "
-                                    f"(--os windows, or --os wsl2). Use --format pip, apt or conda instead.")
-    return _native(resolution, kb)
+def render(plan) -> str:
+    if isinstance(plan, Refusal):
+        message = plan.why + (f" {plan.instead}" if plan.instead else "")
+        return (safe_header(plan.resolution, "powershell") + "Set-StrictMode -Version Latest\n"
+                f"Write-Host {ps_quote(message)} -ForegroundColor Red\nexit 1\n")
+    if isinstance(plan, WslPlan):
+        return _wsl(plan)
+    return _native(plan)

@@ -2,32 +2,30 @@
 
 from __future__ import annotations
 
-from stackresolve.resolve import Resolution, Stack
+from stackresolve.model.enums import GpuSupport
+from stackresolve.model.stack import Resolution, Stack
 
 INSTALL_FORMATS = "pip, conda, apt, powershell, dockerfile, lock"
 
 
 def _stack_rows(stack: Stack) -> list[tuple[str, str, str, str]]:
-    fw = stack.framework.value
-    py = stack.python.value
-    rows = [("tensorflow", f"{fw['pip_package']}=={fw['version']}", stack.framework.why, stack.framework.source),
-            ("python", f"{py['recommended']}  (wheels: {py['min']} - {py['max']})", stack.python.why,
-             stack.python.source)]
+    fw, py = stack.framework, stack.python
+    rows = [("tensorflow", fw.label + (f" (index: {fw.index})" if fw.index else ""), fw.why, fw.source),
+            ("python", f"{py.recommended}  (builds: {py.min} - {py.max})", py.why, py.source)]
     if stack.cuda:
-        rows.append(("cuda", f"{stack.cuda.value['version']}  ({stack.cuda.value['release']})", stack.cuda.why,
-                     stack.cuda.source))
-        cudnn = stack.cudnn.value
-        rows.append(("cudnn", f"{cudnn['version']}  ({cudnn['full_version']} for CUDA {cudnn['built_for_cuda']})",
-                     stack.cudnn.why, stack.cudnn.source))
-        drv = stack.driver.value
-        state = "not detected" if drv["detected"] is None else (
-            f"{drv['detected']} installed, " + ("ok" if drv["ok"] else "TOO OLD"))
-        rows.append(("driver", f">= {drv['min']}  ({state})", stack.driver.why, stack.driver.source))
-    gpu = stack.gpu.value
-    label = "CPU only" if gpu["support"] == "cpu-only" else (
-        f"{gpu['name'] or 'GPU'} cc {gpu['compute_capability']}: {gpu['support']}" if gpu["compute_capability"]
-        else "any supported NVIDIA GPU")
-    rows.append(("gpu", label, stack.gpu.why, stack.gpu.source))
+        cuda, cudnn, drv = stack.cuda, stack.cudnn, stack.driver
+        rows.append(("cuda", f"{cuda.version}  ({cuda.release}, {cuda.delivery})", cuda.why, cuda.source))
+        rows.append(("cudnn", f"{cudnn.version}  ({cudnn.full_version} for CUDA {cudnn.built_for_cuda}; compiled "
+                              f"with {cudnn.compiled})", cudnn.why, cudnn.source))
+        if cudnn.also_works:
+            rows.append(("", f"also works: cuDNN {', '.join(cudnn.also_works)}", cudnn.rule, ""))
+        state = "not detected" if drv.detected is None else (
+            f"{drv.detected} installed, " + ("ok" if drv.ok else "TOO OLD"))
+        rows.append(("driver", f">= {drv.minimum}  ({state})", drv.why, drv.source))
+    gpu = stack.gpu
+    label = "CPU only" if gpu.support is GpuSupport.CPU_ONLY else (
+        f"{gpu.name or 'GPU'} cc {gpu.cc}: {gpu.support}" if gpu.cc else "any supported NVIDIA GPU")
+    rows.append(("gpu", label, gpu.why, gpu.source))
     return rows
 
 
@@ -42,7 +40,7 @@ def render_stack(stack: Stack, indent: str = "  ") -> list[str]:
     return out
 
 
-def render(resolution: Resolution, kb=None) -> str:
+def render(resolution: Resolution) -> str:
     request = resolution.request
     out = [f"stackresolve plan: TensorFlow {request.tf} on {request.os} "
            f"(knowledge base {resolution.kb_version})",
@@ -63,7 +61,7 @@ def render(resolution: Resolution, kb=None) -> str:
                 out.append(f"      source: {f.source}")
         out.append("")
     if resolution.alternatives:
-        out.append("Nearest stacks that work")
+        out.append("Nearest stacks that run natively" if resolution.stack else "Nearest stacks that work")
         for i, alt in enumerate(resolution.alternatives, 1):
             out.append(f"  {i}. {alt.stack.summary}")
             out.append(f"     why: {alt.why}")

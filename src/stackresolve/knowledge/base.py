@@ -14,6 +14,7 @@ from stackresolve.knowledge.model import (
     ArchSupport,
     CompiledArch,
     CudaToolkit,
+    CudnnArtifact,
     CudnnRelease,
     Gpu,
     NvidiaBuild,
@@ -53,6 +54,7 @@ class KnowledgeBase:
     apt: AptKnowledge | None = None
     conda: CondaKnowledge | None = None
     nvidia_builds: tuple[NvidiaBuild, ...] = ()
+    cudnn_artifacts: tuple[CudnnArtifact, ...] = ()
     nvidia_index: str = ""  # the source saying how NVIDIA's index is reached (nvidia-pyindex)
     _gpu_index: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _arch_by_line: dict = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -107,6 +109,28 @@ class KnowledgeBase:
                 if arch.os == wheel_os and arch.line == line and (not arch.versions or version in arch.versions):
                     return arch
         return self._arch_by_line.get(line)
+
+    def cudnn_artifact(self, line: str, os: str) -> CudnnArtifact | None:
+        """The cuDNN TensorFlow's own artifacts used for a line on an OS ("wsl2" is linux)."""
+        table_os = "windows" if os == "windows" else "linux"
+        return next((a for a in self.cudnn_artifacts if a.line == line and a.os == table_os), None)
+
+    def cudnn_channels(self, cuda: str, os: str) -> dict[str, frozenset[str]]:
+        """Per install channel the plans for this OS use, the cuDNN versions it carries for CUDA line `cuda`
+        (channels with none for that line are left out): apt and conda on Linux/WSL2, the Windows zips and conda
+        on Windows."""
+        def collect() -> dict[str, frozenset[str]]:
+            out: dict[str, frozenset[str]] = {}
+            if os in ("linux", "wsl2") and self.apt is not None:
+                out["apt"] = frozenset(p.cudnn for p in self.apt.cudnn_for(cuda))
+            if os == "windows":
+                out["windows zip"] = frozenset(z.version for z in self.cudnn_zips if z.fits(cuda))
+            if self.conda is not None:
+                channels = {p.channel for p in self.conda.cuda_for(cuda)}
+                out["conda"] = frozenset(p.cudnn for c in channels for p in self.conda.cudnn_for(cuda, c))
+            return {name: versions for name, versions in out.items() if versions}
+
+        return self.memo(("cudnn_channels", cuda, os), collect)
 
     def wheel_releases(self, package: str) -> list[WheelRelease]:
         """Every release of a package on the index, newest first."""

@@ -31,7 +31,7 @@ CATEGORIES = (
     "harmless",
     "other",
 )
-from stackresolve.finding import SEVERITIES  # noqa: E402 (most serious first)
+from stackresolve.model.finding import SEVERITIES  # noqa: E402 (most serious first)
 # What a version can be about: the suffix of wanted_*/found_* groups, and the keys of versions_seen.
 COMPONENTS = (
     "cuda",

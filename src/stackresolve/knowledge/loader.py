@@ -21,6 +21,7 @@ from stackresolve.knowledge.model import (
     ArchSupport,
     CompiledArch,
     CudaToolkit,
+    CudnnArtifact,
     CudnnBuild,
     CudnnRelease,
     Gpu,
@@ -169,10 +170,27 @@ def parse_tensorflow(doc: dict):
         for table in ("compiled_arch", "compiled_arch_override")
         for r, w in _records(doc, table, f)
     )
+    artifacts = tuple(
+        CudnnArtifact(
+            line=_need(r, "line", w),
+            os=_need(r, "os", w),
+            cuda=_version(_need(r, "cuda", w), w),
+            cudnn=_version(_need(r, "cudnn", w), w),
+            full_version=r.get("full_version", ""),
+            how=_need(r, "how", w),
+            source=_source(r, w),
+            note=r.get("note", ""),
+            compiled=_optional_version(r.get("compiled", ""), w),
+        )
+        for r, w in _records(doc, "cudnn_artifact", f)
+    )
     for b in builds:
         if b.os not in ("linux", "windows", "macos"):
             raise KnowledgeError(f"{f}: tested_build {b.version}: unknown os {b.os!r}")
-    return lines, builds, archs
+    for a in artifacts:
+        if a.os not in ("linux", "windows"):
+            raise KnowledgeError(f"{f}: cudnn_artifact {a.line}: unknown os {a.os!r}")
+    return lines, builds, archs, artifacts
 
 
 def parse_wheels(doc: dict) -> tuple[WheelRelease, ...]:
@@ -393,7 +411,7 @@ def load_knowledge(directory: Path | None = None):
     docs, digest_text = _parsed_documents(directory)
     from stackresolve.knowledge.install_facts import InstallFactsError, parse_docker, parse_windows
 
-    lines, builds, archs = parse_tensorflow(docs["tensorflow.toml"])
+    lines, builds, archs, artifacts = parse_tensorflow(docs["tensorflow.toml"])
     support, minimums = parse_drivers(docs["drivers.toml"])
     try:
         tf_images, cuda_images = parse_docker(docs["docker.toml"])
@@ -412,6 +430,7 @@ def load_knowledge(directory: Path | None = None):
         lines=lines,
         tested_builds=builds,
         compiled_archs=archs,
+        cudnn_artifacts=artifacts,
         wheels=parse_wheels(docs["tensorflow_wheels.toml"]),
         toolkits=parse_cuda(docs["cuda.toml"]),
         cudnn=parse_cudnn(docs["cudnn.toml"]),

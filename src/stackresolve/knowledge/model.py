@@ -73,6 +73,22 @@ class CompiledArch:
 
 
 @dataclass(frozen=True)
+class CudnnArtifact:
+    """The cuDNN TensorFlow's own release artifacts used for a line on an OS (GPU Dockerfile, install guide,
+    the and-cuda pin): what plans install by default."""
+
+    line: str
+    os: str  # linux | windows
+    cuda: str
+    cudnn: str  # "8.1.0", or "7.4" where the sources name only a minor
+    full_version: str
+    how: str  # dockerfile | install-guide | and-cuda-pin | tested-table-only | inferred
+    source: str
+    note: str = ""
+    compiled: str = ""  # the cuDNN the wheel says it was compiled with, where that overrides the tested table
+
+
+@dataclass(frozen=True)
 class WheelRelease:
     """What the package index holds for one (package, version): CPython versions with a wheel per platform."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from stackresolve.resolve import Resolution
+from stackresolve.model.stack import Resolution
 
 SCHEMA = "stackresolve/plan@1"
 

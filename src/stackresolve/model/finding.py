@@ -6,17 +6,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SEVERITIES = ("error", "warning", "info")
+from stackresolve.model.enums import Severity
+
+SEVERITIES = Severity.names()  # most serious first
 
 
 @dataclass(frozen=True)
 class Finding:
-    severity: str  # error | warning | info
+    severity: Severity
     code: str
     message: str
     fix: str = ""
     source: str = ""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "severity", Severity(self.severity))
+
     def to_json(self) -> dict:
-        return {"severity": self.severity, "code": self.code, "message": self.message, "fix": self.fix,
+        return {"severity": self.severity.value, "code": self.code, "message": self.message, "fix": self.fix,
                 "source": self.source}

@@ -1,0 +1,64 @@
+"""`stackresolve matrix`, `gpus` and `show`: the knowledge base, readable, with sources."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from stackresolve.cli.app import app, choice, fail, knowledge, output
+
+
+@app.command()
+def matrix(
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU model."),
+    gpu_cc: Optional[str] = typer.Option(None, "--gpu-cc", help="GPU compute capability."),
+    os: Optional[str] = typer.Option(None, "--os", help="linux, windows, macos or wsl2 (default: linux and windows)."),
+    driver: Optional[str] = typer.Option(None, "--driver", help="Installed NVIDIA driver version."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
+) -> None:
+    """For every TensorFlow release line: whether and how it runs on this GPU and OS."""
+    from stackresolve.matrix import build_matrix, render_json, render_text
+    from stackresolve.request import Flags, InputError, build_request, parse_os
+
+    fmt = choice(fmt, ("text", "json"), "--format")
+    kb = knowledge()
+    try:
+        systems = [parse_os(os).value] if os else ["linux", "windows"]
+        request = build_request(kb, Flags(gpu=gpu, gpu_cc=gpu_cc, driver=driver, os=systems[0]), None)
+    except InputError as exc:
+        fail(str(exc))
+    rows = build_matrix(kb, request, systems)
+    output(render_json(rows, request) if fmt == "json" else render_text(rows, request), None)
+
+
+@app.command()
+def gpus(
+    search: Optional[str] = typer.Argument(None, help="Only models whose name or alias contains this text."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
+) -> None:
+    """List the GPU models the knowledge base knows, with compute capability."""
+    from stackresolve.browse import gpus_json, gpus_text
+
+    fmt = choice(fmt, ("text", "json"), "--format")
+    kb = knowledge()
+    output(gpus_json(kb, search) if fmt == "json" else gpus_text(kb, search), None)
+
+
+@app.command()
+def show(
+    component: str = typer.Argument(..., help="What to show: tf."),
+    version: str = typer.Argument(..., help="Release line or version, e.g. 1.15."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
+) -> None:
+    """Show what the knowledge base says about a release, with sources."""
+    from stackresolve.browse import show_tf_json, show_tf_text
+    from stackresolve.request import InputError
+
+    choice(component, ("tf",), "component")
+    fmt = choice(fmt, ("text", "json"), "--format")
+    kb = knowledge()
+    try:
+        output(show_tf_json(kb, version) if fmt == "json" else show_tf_text(kb, version), None)
+    except InputError as exc:
+        fail(str(exc))

@@ -1,0 +1,54 @@
+"""`stackresolve check`."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from stackresolve.cli.app import Exit, app, choice, fail, knowledge, output
+
+
+@app.command()
+def check(
+    lock_file: str = typer.Argument("stackresolve.lock", help="The lock file written by `plan --format lock`."),
+    os: Optional[str] = typer.Option(None, "--os", help="Check as if on this OS (default: detected)."),
+    driver: Optional[str] = typer.Option(None, "--driver", help="Check against this driver (default: detected)."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="Check against this GPU model (default: detected)."),
+    gpu_cc: Optional[str] = typer.Option(None, "--gpu-cc", help="Check against this compute capability."),
+    python: Optional[str] = typer.Option(None, "--python", help="Check against this Python (default: detected)."),
+    cuda: Optional[str] = typer.Option(None, "--cuda", help="Installed CUDA toolkit version (default: detected)."),
+    cudnn: Optional[str] = typer.Option(None, "--cudnn", help="Installed cuDNN version (default: detected)."),
+    python_exe: Optional[str] = typer.Option(None, "--python-exe", help="Interpreter whose packages to check."),
+    before_install: bool = typer.Option(False, "--before-install",
+                                        help="Compare only what exists before installing: OS, GPUs, driver."),
+    no_detect: bool = typer.Option(False, "--no-detect", help="Do not probe this machine; use flags only."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
+) -> None:
+    """Compare this machine with a lock file: exit 0 when it matches, 1 with the differences."""
+    from stackresolve.check import FACTS, check_lock, render_json, render_text
+    from stackresolve.lock import parse_lock
+    from stackresolve.request import InputError, MachineFlags, apply_flags
+
+    fmt = choice(fmt, ("text", "json"), "--format")
+    try:
+        with open(lock_file, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        fail(f"{lock_file}: cannot read ({exc.strerror or exc})")
+    kb = knowledge()
+    flags = MachineFlags(os=os, driver=driver, gpu=gpu, gpu_cc=gpu_cc, python=python, cuda=cuda, cudnn=cudnn)
+    try:
+        lock = parse_lock(text, lock_file)
+        if no_detect:
+            machine, observed = apply_flags(kb, None, flags)
+        else:
+            from stackresolve.detect import detect_machine
+
+            machine, _ = apply_flags(kb, detect_machine(python_exe=python_exe, gpu_only=before_install), flags)
+            observed = frozenset(FACTS)
+        result = check_lock(lock, kb, machine, observed, before_install=before_install)
+    except InputError as exc:
+        fail(str(exc))
+    output(render_json(lock, result) if fmt == "json" else render_text(lock, result), None)
+    raise typer.Exit(Exit.OK if result.matches else Exit.FAILED)

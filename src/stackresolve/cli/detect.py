@@ -1,0 +1,24 @@
+"""`stackresolve detect`."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from stackresolve.cli.app import app, choice, output
+
+
+@app.command()
+def detect(
+    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
+    python_exe: Optional[str] = typer.Option(None, "--python-exe", help="Interpreter to inspect (default: this one)."),
+) -> None:
+    """Show what this machine has: GPUs, compute capability, driver, CUDA, cuDNN, Python, TensorFlow, OS."""
+    import json
+
+    from stackresolve.detect import detect_machine, render_text
+
+    fmt = choice(fmt, ("text", "json"), "--format")
+    machine = detect_machine(python_exe=python_exe)
+    output(json.dumps(machine.to_json_dict(), indent=2) + "\n" if fmt == "json" else render_text(machine), None)

@@ -1,0 +1,41 @@
+"""`stackresolve doctor`."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from stackresolve.cli.app import Exit, app, choice, fail, fix_plan_formats, knowledge, output
+
+
+@app.command()
+def doctor(
+    tf: Optional[str] = typer.Option(None, "--tf", help="Check against this TensorFlow instead of the installed one."),
+    python_exe: Optional[str] = typer.Option(None, "--python-exe", help="Interpreter whose environment to check."),
+    fmt: str = typer.Option("text", "--format", "-f",
+                            help="text, json, or the fix plan: pip, conda, apt, powershell, dockerfile."),
+) -> None:
+    """Diagnose the installed GPU stack; exit 0 when healthy, 1 when problems were found."""
+    import json
+
+    from stackresolve.doctor import doctor as run_doctor
+    from stackresolve.request import InputError
+
+    fmt = choice(fmt, fix_plan_formats(), "--format")
+    kb = knowledge()
+    try:
+        report = run_doctor(python_exe=python_exe, tf=tf, kb=kb)
+    except InputError as exc:
+        fail(str(exc))
+    if fmt == "text":
+        output(report.render_text(), None)
+    elif fmt == "json":
+        output(json.dumps(report.to_json_dict(), indent=2) + "\n", None)
+    elif report.resolution is None or report.resolution.stack is None:
+        fail("no stack to plan a fix for; see `stackresolve doctor` for the findings", Exit.FAILED)
+    else:
+        from stackresolve.emit import render_plan
+
+        output(render_plan(fmt, report.resolution, kb), None)
+    raise typer.Exit(report.exit_code)

@@ -1,0 +1,75 @@
+"""`stackresolve doctor`: check the installed GPU stack against what its TensorFlow needs.
+
+    machine = detect_machine(python_exe=...)
+    report = diagnose(machine, kb, tf=None, probe_libraries=stackresolve.detect.probe_libraries)
+    print(report.render_text())          # or json.dumps(report.to_json_dict())
+    sys.exit(report.exit_code)           # 0 healthy (warnings allowed), 1 problems found
+
+`diagnose` is pure given its inputs: the detected Machine, the knowledge base, and the injected library prober
+(`probe_libraries(names, search_dirs) -> {name: (loads, detail)}`; None skips the load check). The target it checks
+against is the resolver's stack for the installed TensorFlow on this OS (or for `tf` when given), so every finding
+cites the fact behind it: the stack pin's source, TensorFlow's build files, NVIDIA's tables, pitfalls.toml.
+"""
+
+from __future__ import annotations
+
+from stackresolve.doctor import checks
+from stackresolve.doctor.checks import LibraryProber
+from stackresolve.doctor.machine import installed_tensorflow, machine_summary, major_minor, os_of, system_of
+from stackresolve.doctor.report import SCHEMA, DoctorReport, Target
+from stackresolve.doctor.target import choose_target, make_target
+from stackresolve.knowledge.base import KnowledgeBase
+
+__all__ = ["SCHEMA", "DoctorReport", "Target", "diagnose", "doctor"]
+
+
+def diagnose(machine, kb: KnowledgeBase, *, tf: str | None = None,
+             probe_libraries: LibraryProber | None = None) -> DoctorReport:
+    """Check a detected machine against what its installed TensorFlow (or `tf`) needs.
+
+    Raises stackresolve.request.InputError for a bad `tf` (the CLI prints it and exits 2)."""
+    findings = checks.carried_detection_findings(machine, kb)
+    choice = choose_target(kb, machine, tf)
+    findings += choice.findings
+    stack = choice.resolution.stack if choice.resolution else None
+    target, loaded = None, []
+    if stack is not None:
+        target, target_findings = make_target(machine, stack, choice.origin)
+        findings += target_findings
+        python = major_minor(machine.python.version) if machine.python else None
+        ctx = checks.Context(machine, kb, target, stack, system_of(machine), os_of(machine), python,
+                             installed_tensorflow(machine))
+        findings += checks.installed_vs_target(ctx)
+        if target.cuda:
+            present = checks.gpu_present(ctx)
+            findings += present
+            if not present:
+                for check in (checks.driver, checks.gpu_support, checks.cuda, checks.and_cuda_pins, checks.cudnn,
+                              checks.search_path):
+                    findings += check(ctx)
+                library_findings, loaded = checks.libraries(ctx, probe_libraries, findings)
+                findings += library_findings
+        else:
+            findings += checks.cpu_build(ctx)
+        if choice.origin != "newest for this machine":
+            findings += checks.pitfalls(ctx)
+    findings.sort(key=lambda f: f.severity.rank)  # stable: keeps the checks' order within a severity
+    return DoctorReport(tuple(findings), target, machine_summary(machine), tuple(loaded), choice.resolution)
+
+
+def doctor(*, python_exe: str | None = None, tf: str | None = None, kb: KnowledgeBase | None = None,
+           load_libraries: bool = True) -> DoctorReport:
+    """Detect this machine and diagnose it, loading the libraries for real (what `stackresolve doctor` runs)."""
+    from stackresolve.detect import detect_machine
+    from stackresolve.detect import probe_libraries as real_probe
+
+    if kb is None:
+        from stackresolve.knowledge.loader import knowledge
+
+        kb = knowledge()
+    machine = detect_machine(python_exe=python_exe)
+
+    def prober(names, dirs):
+        return real_probe(names, dirs, python_exe=None)
+
+    return diagnose(machine, kb, tf=tf, probe_libraries=prober if load_libraries else None)

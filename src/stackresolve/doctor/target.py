@@ -1,0 +1,112 @@
+"""What doctor checks the machine against: the resolver's stack for the installed TensorFlow on this OS and
+Python (or for --tf), corrected by the installed wheel's own build_info where it says otherwise."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stackresolve.doctor.machine import installed_tensorflow, major_minor, os_of, system_of
+from stackresolve.doctor.report import Target
+from stackresolve.knowledge.base import KnowledgeBase
+from stackresolve.knowledge.rules import tf_library_names
+from stackresolve.model.enums import Delivery, Os, Severity
+from stackresolve.model.finding import Finding
+from stackresolve.model.stack import Resolution, Stack
+from stackresolve.request import Flags, InputError, build_request
+from stackresolve.resolve import resolve
+
+
+@dataclass(frozen=True)
+class TargetChoice:
+    resolution: Resolution | None
+    origin: str  # "installed" | "--tf" | "newest for this machine"
+    findings: tuple[Finding, ...]
+
+
+def _request(kb: KnowledgeBase, machine, tf: str, *, python: str | None, cpu: bool, with_machine: bool):
+    # The driver and GPU are what doctor checks, not constraints of the target: resolve without them unless no
+    # TensorFlow is installed (then the newest stack for this machine is the target).
+    flags = Flags(tf=tf, python=python, cpu=cpu, os=os_of(machine).value,
+                  arch=machine.os.arch if machine.os.arch in ("x86_64", "aarch64", "arm64") else None)
+    return build_request(kb, flags, machine if with_machine else None)
+
+
+def choose_target(kb: KnowledgeBase, machine, tf_flag: str | None) -> TargetChoice:
+    findings: list[Finding] = []
+    installed = installed_tensorflow(machine)
+    python = major_minor(machine.python.version) if machine.python else None
+    if tf_flag:
+        tf, origin = tf_flag, "--tf"
+    elif installed:
+        tf, origin = installed.version, "installed"
+    else:
+        tf, origin = "latest", "newest for this machine"
+        where = machine.python.executable if machine.python else "the target Python"
+        findings.append(Finding(Severity.ERROR, "tensorflow-not-installed", f"no TensorFlow is installed in {where}",
+                                "install the stack this report checks against (see the plan command below), or pass "
+                                "--tf VERSION to check this machine for another release", "python-probe (dist-info)"))
+    cpu = os_of(machine) is Os.MACOS or (origin == "installed" and installed.gpu_build is False)
+    with_machine = origin == "newest for this machine"
+    try:
+        request = _request(kb, machine, tf, python=python, cpu=cpu, with_machine=with_machine)
+    except InputError as exc:
+        if origin == "installed":
+            findings.append(Finding(Severity.WARNING, "tensorflow-unknown-release",
+                                    f"the installed TensorFlow {tf} is not in the knowledge base ({exc}); only the "
+                                    "checks that need no target ran", "check a known release with --tf VERSION",
+                                    "tensorflow_wheels.toml (the package index)"))
+            return TargetChoice(None, origin, tuple(findings))
+        raise
+    resolution = resolve(kb, request, with_alternatives=False)
+    if resolution.stack is None and python:
+        retry = resolve(kb, _request(kb, machine, tf, python=None, cpu=cpu, with_machine=with_machine),
+                        with_alternatives=False)
+        if retry.stack is not None:
+            py = retry.stack.python
+            findings.append(Finding(Severity.ERROR, "python-unsupported",
+                                    f"{py.min}-{py.max} are the Python versions with {retry.stack.framework.label} "
+                                    f"builds for {request.wheel_platform}; this environment runs Python {python}",
+                                    f"create an environment with Python {py.recommended}", py.source))
+            resolution = retry
+    if resolution.stack is None and not cpu:
+        cpu_resolution = resolve(kb, _request(kb, machine, tf, python=python, cpu=True, with_machine=with_machine),
+                                 with_alternatives=False)
+        if cpu_resolution.stack is not None:
+            for f in resolution.findings:
+                if f.severity is Severity.ERROR:
+                    findings.append(Finding(Severity.WARNING if f.code != "conflict" else Severity.INFO, f.code,
+                                            f.message + " (TensorFlow runs on the CPU here)", f.fix, f.source))
+            resolution = cpu_resolution
+    if resolution.stack is None:
+        findings += resolution.findings
+    return TargetChoice(resolution, origin, tuple(findings))
+
+
+def make_target(machine, stack: Stack, origin: str) -> tuple[Target, list[Finding]]:
+    fw = stack.framework
+    package = fw.pip_package or fw.label
+    if stack.cuda is None:
+        return Target(fw.version, package, origin, stack.python.recommended, None), []
+    findings: list[Finding] = []
+    cuda, cuda_source = stack.cuda.version, stack.cuda.source
+    compiled = stack.cudnn.compiled
+    cudnn_major = compiled.split(".")[0]
+    cudnn_source = stack.cudnn.source
+    inst = installed_tensorflow(machine)
+    if origin == "installed" and inst and inst.cuda and major_minor(inst.cuda) != cuda:
+        # the wheel's own build_info says what it dlopens: it wins over the table
+        findings.append(Finding(Severity.INFO, "build-info-differs",
+                                f"the installed TensorFlow says it was built with CUDA {inst.cuda}; the tested-build "
+                                f"table for {fw.version} says CUDA {cuda}. Checking against the wheel's own build "
+                                f"info.", "", f"{inst.path or ''} tensorflow/python/platform/build_info.py; "
+                                              f"{cuda_source}"))
+        cuda, cuda_source = major_minor(inst.cuda) or inst.cuda, "build_info.py of the installed wheel"
+    if origin == "installed" and inst and inst.cudnn and inst.cudnn.split(".")[0] != cudnn_major:
+        cudnn_major = inst.cudnn.split(".")[0]
+        compiled = inst.cudnn if "." in inst.cudnn else f"{cudnn_major}.0"
+        cudnn_source = "build_info.py of the installed wheel"
+    libraries = tuple(tf_library_names(cuda, cudnn_major, system_of(machine)))
+    driver = stack.driver
+    return Target(fw.version, package, origin, stack.python.recommended, cuda, cuda_source, compiled,
+                  stack.cudnn.version, cudnn_source, driver.minimum if driver else None,
+                  driver.source if driver else "", stack.delivery is not Delivery.SYSTEM, libraries), findings

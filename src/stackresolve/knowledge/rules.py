@@ -1,0 +1,169 @@
+"""The compatibility rules, each written once, with the source that states it.
+
+The resolver, the install plans, `check`, `doctor` and `explain` all ask these functions; none of them restates
+a rule. Pure functions over versions and knowledge records.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Iterable
+
+from packaging.version import InvalidVersion, Version
+
+from stackresolve.knowledge.model import CompiledArch, CudaToolkit, cc_tuple
+from stackresolve.model.enums import GpuSupport, Os
+
+CUDNN_RULE_SOURCE = (
+    "tensorflow/tensorflow:tensorflow/stream_executor/cuda/cuda_dnn.cc (IsSourceCompatibleWithCudnnLibrary: "
+    "same major, runtime minor >= compiled minor)"
+)
+# How TensorFlow names the libraries it opens. dso_loader.cc formats "lib<name>.so.<version>" (Linux) or
+# "<name><version>.dll" (Windows) and opens that name alone; cuda_configure.bzl sets the versions.
+DSO_SOURCE = ("tensorflow/tensorflow:tensorflow/stream_executor/platform/default/dso_loader.cc"
+              "@026389f7f824d140f243c608984ce163eb6f5374 (GetDsoHandle: the file name is formatted from the "
+              "version and opened by name)")
+SONAME_SOURCE = ("tensorflow/tensorflow:third_party/gpus/cuda_configure.bzl@4f75a246ce8d340ff8d1cbc3b291ae75cb750c6e "
+                 "(_get_cuda_config: 'x.y' for every library before CUDA 10.1; the major for cuBLAS, cuFFT, cuRAND, "
+                 "cuSOLVER, cuSPARSE from 10.1; cudart '11.0' for every CUDA 11.x and the major from 12; "
+                 "Windows '64_' plus the digits; cuDNN by its major)")
+MINOR_COMPAT_SOURCE = ("NVIDIA CUDA Compatibility guide (minor version compatibility, CUDA >= 11): a newer 11.x/12.x "
+                       "runtime keeps the soname of its major")
+# CUDA >= 11 names each math library by that library's own major, which is not the CUDA major for all of them.
+# Library majors as shipped in each CUDA major (NVIDIA's sonames; the same names appear in TensorFlow's
+# "Could not load dynamic library" messages, e.g. tensorflow/tensorflow#45200 and NVIDIA/tensorflow#110).
+LIBRARY_MAJORS = {
+    11: {"cublas": "11", "cufft": "10", "curand": "10", "cusolver": "11", "cusparse": "11"},
+    12: {"cublas": "12", "cufft": "11", "curand": "10", "cusolver": "11", "cusparse": "12"},
+}
+
+
+def parse_version(text: str | None) -> Version | None:
+    if not text:
+        return None
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def major_minor(version: str) -> str:
+    """'8.1.0.77' -> '8.1'; '8' -> '8'."""
+    return ".".join(version.split(".")[:2])
+
+
+# -- CUDA lines ----------------------------------------------------------------------------------------------
+def cuda_line_fits(built_for: str, cuda: str) -> bool:
+    """A package built for `built_for` ("10.0", or "12.x" for every 12 minor) serves CUDA line `cuda`."""
+    if built_for.endswith(".x"):
+        return cuda.split(".")[0] == built_for[:-2]
+    return built_for == cuda
+
+
+def cuda_runtime_serves(found: str, wanted: str) -> str:
+    """"ok" | "older-minor" | "no": can an installed CUDA `found` runtime serve a build for `wanted`?
+
+    Before CUDA 11 every library name carries major.minor, so only the same release loads; from 11 on the names
+    carry the major alone and a newer minor of the same major serves (minor version compatibility)."""
+    f, w = _cuda_parts(found), _cuda_parts(wanted)
+    if w[0] < 11:
+        return "ok" if f == w else "no"
+    if f[0] != w[0]:
+        return "no"
+    return "ok" if f[1] >= w[1] else "older-minor"
+
+
+def _cuda_parts(cuda: str) -> tuple[int, int]:
+    v = Version(cuda)
+    return v.major, (v.minor if len(v.release) > 1 else 0)
+
+
+# -- cuDNN ---------------------------------------------------------------------------------------------------
+def cudnn_accepts(compiled: str, runtime: str) -> bool:
+    """TensorFlow compiled with cuDNN `compiled` loads cuDNN `runtime`: same major, minor >= the compiled minor.
+    A runtime known only by its major ("8", from libcudnn.so.8) passes on the major."""
+    c, r = Version(compiled), Version(runtime)
+    if c.major != r.major:
+        return False
+    if len(r.release) == 1:
+        return True
+    return r.release[:2] >= (c.major, c.minor)
+
+
+def cudnn_rule_text(compiled: str) -> str:
+    """The accepted range in words: '8.x >= 8.1'."""
+    c = Version(compiled)
+    return f"{c.major}.x >= {c.major}.{c.minor}"
+
+
+# -- GPU architectures ---------------------------------------------------------------------------------------
+@lru_cache(maxsize=4096)
+def classify_support(arch: CompiledArch | None, cc: str) -> GpuSupport:
+    """native: SASS for this major at an equal or lower minor; ptx-jit: only PTX at or below cc."""
+    if arch is None:
+        return GpuSupport.UNKNOWN
+    gpu = cc_tuple(cc)
+    if any(cc_tuple(s)[0] == gpu[0] and cc_tuple(s) <= gpu for s in arch.sass):
+        return GpuSupport.NATIVE
+    if any(cc_tuple(p) <= gpu for p in arch.ptx):
+        return GpuSupport.PTX_JIT
+    return GpuSupport.UNSUPPORTED
+
+
+def worst_support(levels: Iterable[GpuSupport]) -> GpuSupport:
+    return max(levels, key=lambda s: s.rank, default=GpuSupport.NATIVE)
+
+
+def arch_predates(arch_max: str, cc: str) -> bool:
+    """A library whose newest architecture is `arch_max` has no machine code this GPU runs: it belongs to a newer
+    major. Within a major, machine code for X.y runs on X.z for z >= y (NVIDIA CUDA C++ Programming Guide, Binary
+    Compatibility), so an 8.0 library serves an 8.6 GPU."""
+    return cc_tuple(cc)[0] > cc_tuple(arch_max)[0]
+
+
+def toolkit_predates(toolkit: CudaToolkit, cc: str) -> bool:
+    """The CUDA toolkit knows no architecture this GPU runs: its libraries (cuBLAS, cuFFT) carry no kernels for it."""
+    return arch_predates(toolkit.arch_max, cc)
+
+
+# -- drivers -------------------------------------------------------------------------------------------------
+def driver_branch(version: str) -> int:
+    return Version(version).release[0]
+
+
+def minor_compat_floor(toolkit: CudaToolkit, driver_os: Os, all_native: bool) -> str:
+    """NVIDIA's minor-version-compatibility driver floor (CUDA >= 11, Table 2), or "" where it does not apply.
+    It does not cover PTX JIT, so it only counts when the build carries machine code for every GPU."""
+    compat = toolkit.compat_driver_windows if driver_os is Os.WINDOWS else toolkit.compat_driver_linux
+    return compat if compat and all_native else ""
+
+
+# -- library file names --------------------------------------------------------------------------------------
+def cuda_library_versions(cuda: str) -> dict[str, str]:
+    """{library: the version in its file name} for a CUDA release, as TensorFlow's build configures it."""
+    major, minor = _cuda_parts(cuda)
+    if major >= 11:
+        libs = dict(LIBRARY_MAJORS.get(major, {"cublas": str(major)}))
+        if (major, minor) == (11, 0):
+            libs["cusolver"] = "10"  # CUDA 11.0 still shipped cuSOLVER 10
+        return {"cudart": "11.0" if major == 11 else str(major), **libs}
+    if (major, minor) >= (10, 1):
+        return {"cudart": f"{major}.{minor}", **{n: str(major) for n in
+                                                 ("cublas", "cufft", "curand", "cusolver", "cusparse")}}
+    return {n: f"{major}.{minor}" for n in ("cudart", "cublas", "cufft", "curand", "cusolver", "cusparse")}
+
+
+def library_file_name(name: str, version: str, system: str) -> str:
+    if system == "windows":
+        return f"{name}64_{version.replace('.', '')}.dll"
+    return f"lib{name}.so.{version}"
+
+
+def tf_library_names(cuda: str, cudnn_major: str | None, system: str) -> list[tuple[str, str]]:
+    """[(component, file name)] TensorFlow opens for a CUDA / cuDNN build: ("cuda", "libcudart.so.10.0"), ..."""
+    if system == "macos":
+        return []
+    names = [("cuda", library_file_name(lib, v, system)) for lib, v in cuda_library_versions(cuda).items()]
+    if cudnn_major:
+        names.append(("cudnn", library_file_name("cudnn", cudnn_major, system)))
+    return names

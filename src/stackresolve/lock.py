@@ -1,0 +1,167 @@
+"""stackresolve.lock: the resolved stack as JSON for bootstrap scripts to commit, and its typed reading.
+
+The lock carries, besides the whole stack, the facts `check` compares ("check" section): the OS, the Python
+range, the framework, where CUDA comes from, the CUDA line, the cuDNN the build was compiled with, the driver
+floors and the compiled GPU code. `check` reads only those, so `plan` and `check` cannot disagree.
+
+JSON rather than TOML: the standard library writes it, and every bootstrap language reads it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
+
+from stackresolve import __version__
+from stackresolve.model.enums import Delivery, Os
+from stackresolve.model.stack import Resolution
+from stackresolve.request import InputError
+
+SCHEMA = "stackresolve/lock@1"
+
+
+def document(resolution: Resolution, requirements: tuple[str, ...]) -> dict:
+    stack = resolution.stack
+    fw = stack.framework
+    return {
+        "schema": SCHEMA,
+        "generated_by": f"stackresolve {__version__}",
+        "knowledge_base": resolution.kb_version,
+        "request": resolution.request.to_json(),
+        "stack": stack.to_json(),
+        "pip": list(requirements),
+        "check": {
+            "os": resolution.request.os.value,
+            "python": {"min": stack.python.min, "max": stack.python.max},
+            "framework": {"name": fw.name, "distribution": fw.distribution, "version": fw.version,
+                          "line": fw.line, "label": fw.label},
+            "delivery": stack.delivery.value if stack.delivery else None,
+            "cuda": stack.cuda.version if stack.cuda else None,
+            "cudnn": {"installs": stack.cudnn.version, "compiled": stack.cudnn.compiled} if stack.cudnn else None,
+            "driver": {"min": stack.driver.minimum, "minor_compat_min": stack.driver.minor_compat_minimum}
+            if stack.driver else None,
+            "compiled_arch": {"sass": list(stack.compiled.sass), "ptx": list(stack.compiled.ptx)}
+            if stack.compiled and stack.cuda else None,
+        },
+    }
+
+
+@dataclass(frozen=True)
+class LockedStack:
+    """What `check` compares, read and validated from a lock file."""
+
+    os: Os
+    python_min: str
+    python_max: str
+    framework: str  # the pip distribution ("tensorflow-gpu"), or the container's label
+    version: str
+    line: str
+    label: str
+    delivery: Delivery | None  # None: a CPU-only stack
+    cuda: str | None
+    cudnn_installs: str | None
+    cudnn_compiled: str | None
+    driver_min: str | None
+    driver_minor_compat_min: str | None
+    sass: tuple[str, ...] | None  # None: the compiled GPU code is not recorded
+    ptx: tuple[str, ...] | None
+    knowledge_base: str
+
+
+class _Reader:
+    """Reads fields out of the parsed JSON; any shape error is one line naming the field and the file."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def fail(self, path: str, what: str):
+        raise InputError(f"{self.name}: lock field `{path}` {what} (re-create the lock with `stackresolve plan "
+                         f"--format lock`)")
+
+    def table(self, doc, path: str) -> dict:
+        if not isinstance(doc, dict):
+            self.fail(path, "must be an object")
+        return doc
+
+    def get(self, doc: dict, key: str, path: str, kind=str, optional: bool = False):
+        if key not in doc:
+            if optional:
+                return None
+            self.fail(f"{path}.{key}" if path else key, "is missing")
+        value = doc[key]
+        if value is None and optional:
+            return None
+        if not isinstance(value, kind) or isinstance(value, bool) is not (kind is bool):
+            self.fail(f"{path}.{key}" if path else key, f"must be {_KIND_NAMES.get(kind, kind.__name__)}")
+        return value
+
+    def version(self, doc: dict, key: str, path: str, optional: bool = False) -> str | None:
+        value = self.get(doc, key, path, str, optional)
+        if value is None:
+            return None
+        try:
+            Version(value)
+        except InvalidVersion:
+            self.fail(f"{path}.{key}", f"is not a version ({value!r})")
+        return value
+
+    def versions(self, doc: dict, key: str, path: str) -> tuple[str, ...]:
+        values = self.get(doc, key, path, list)
+        for i, value in enumerate(values):
+            if not isinstance(value, str):
+                self.fail(f"{path}.{key}[{i}]", "must be a string")
+            try:
+                Version(value)
+            except InvalidVersion:
+                self.fail(f"{path}.{key}[{i}]", f"is not a version ({value!r})")
+        return tuple(values)
+
+
+_KIND_NAMES = {str: "a string", dict: "an object", list: "a list", bool: "true or false"}
+
+
+def parse_lock(text: str, name: str) -> LockedStack:
+    """A lock file's text -> LockedStack; InputError (one line, naming the field and the file) when it is not a
+    stackresolve lock or is damaged."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{name}: not a stackresolve lock file (invalid JSON at line {exc.lineno})") from None
+    except RecursionError:
+        raise InputError(f"{name}: not a stackresolve lock file (JSON nested too deep)") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise InputError(f"{name}: not a stackresolve lock file (expected schema {SCHEMA!r}); make one with "
+                         f"`stackresolve plan --format lock -o stackresolve.lock`")
+    r = _Reader(name)
+    check = r.table(r.get(doc, "check", "", dict), "check")
+    os_name = r.get(check, "os", "check")
+    if os_name not in Os.names():
+        r.fail("check.os", f"must be one of {', '.join(Os.names())}")
+    python = r.get(check, "python", "check", dict)
+    framework = r.get(check, "framework", "check", dict)
+    delivery = r.get(check, "delivery", "check", optional=True)
+    if delivery is not None and delivery not in Delivery.names():
+        r.fail("check.delivery", f"must be one of {', '.join(Delivery.names())} or null")
+    cudnn = r.get(check, "cudnn", "check", dict, optional=True) or {}
+    driver = r.get(check, "driver", "check", dict, optional=True) or {}
+    arch = r.get(check, "compiled_arch", "check", dict, optional=True)
+    return LockedStack(
+        os=Os(os_name),
+        python_min=r.version(python, "min", "check.python"),
+        python_max=r.version(python, "max", "check.python"),
+        framework=r.get(framework, "distribution", "check.framework", optional=True) or "",
+        version=r.version(framework, "version", "check.framework"),
+        line=r.version(framework, "line", "check.framework"),
+        label=r.get(framework, "label", "check.framework"),
+        delivery=Delivery(delivery) if delivery else None,
+        cuda=r.version(check, "cuda", "check", optional=True),
+        cudnn_installs=r.version(cudnn, "installs", "check.cudnn", optional=True),
+        cudnn_compiled=r.version(cudnn, "compiled", "check.cudnn", optional=True),
+        driver_min=r.version(driver, "min", "check.driver", optional=True),
+        driver_minor_compat_min=r.version(driver, "minor_compat_min", "check.driver", optional=True),
+        sass=r.versions(arch, "sass", "check.compiled_arch") if arch is not None else None,
+        ptx=r.versions(arch, "ptx", "check.compiled_arch") if arch is not None else None,
+        knowledge_base=doc.get("knowledge_base") if isinstance(doc.get("knowledge_base"), str) else "?",
+    )

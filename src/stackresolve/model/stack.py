@@ -1,0 +1,231 @@
+"""The resolved stack: one typed value per component, each with the reason and the fact behind it.
+
+The resolver builds a Stack once; the install plans, every emitter, the lock, `check`, `doctor`, `matrix` and
+`explain` only read it. `to_json()` keeps the "stackresolve/plan@1" shape (fields are only ever added)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from stackresolve.model.enums import Delivery, GpuSupport, Severity, Vendor
+from stackresolve.model.finding import Finding
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stackresolve.knowledge.model import CompiledArch, Pitfall
+    from stackresolve.request import Request
+
+
+@dataclass(frozen=True)
+class FrameworkPin:
+    name: str  # "tensorflow"
+    version: str  # as installed: "1.15.5", "1.15.5+nv22.12"
+    distribution: str | None  # the pip project: "tensorflow-gpu", "nvidia-tensorflow"; None for a container
+    line: str  # "1.15"
+    vendor: Vendor
+    why: str
+    source: str
+    extras: tuple[str, ...] = ()  # ("and-cuda",), ("horovod",)
+    base_version: str = ""  # the upstream TensorFlow release a vendor build is based on ("1.15.5")
+    index: str | None = None  # None: the default package index; else how the other index is reached
+    container: str | None = None  # an image to run instead of installing (NGC)
+    vendor_release: str | None = None  # NVIDIA's release month ("22.12")
+    bundled_requirements: tuple[str, ...] = ()  # what the extra pulls in (Requires-Dist), for checking an install
+
+    @property
+    def upstream_version(self) -> str:
+        return self.base_version or self.version
+
+    @property
+    def pip_package(self) -> str | None:
+        """What follows `pip install` before the version: "tensorflow[and-cuda]"; None for a container."""
+        if self.distribution is None:
+            return None
+        return self.distribution + (f"[{','.join(self.extras)}]" if self.extras else "")
+
+    @property
+    def requirement(self) -> str | None:
+        return f"{self.pip_package}=={self.version}" if self.pip_package else None
+
+    @property
+    def label(self) -> str:
+        return self.requirement or f"container {self.container} (TensorFlow {self.upstream_version})"
+
+    def to_json(self) -> dict:
+        doc = {"name": self.name, "version": self.version, "pip_package": self.pip_package, "line": self.line,
+               "vendor": self.vendor.value, "index": "default" if self.index is None else self.index,
+               "distribution": self.distribution, "extras": list(self.extras)}
+        if self.vendor is Vendor.NVIDIA:
+            doc.update({"tf_base": self.base_version, "ngc_release": self.vendor_release})
+        if self.container:
+            doc["container"] = self.container
+        return {**doc, "why": self.why, "source": self.source}
+
+
+@dataclass(frozen=True)
+class PythonPin:
+    available: tuple[str, ...]  # every CPython minor with an installable build, oldest first
+    allowed: tuple[str, ...]  # of those, what the request allows
+    recommended: str
+    why: str
+    source: str
+
+    @property
+    def min(self) -> str:
+        return self.allowed[0]
+
+    @property
+    def max(self) -> str:
+        return self.allowed[-1]
+
+    def to_json(self) -> dict:
+        return {"min": self.min, "max": self.max, "recommended": self.recommended, "available": list(self.available),
+                "why": self.why, "source": self.source}
+
+
+@dataclass(frozen=True)
+class CudaPin:
+    version: str  # the line, "10.0"
+    release: str  # the exact release installed: toolkit "10.0.130", runtime wheel "12.2.140"
+    delivery: Delivery
+    why: str
+    source: str
+
+    def to_json(self) -> dict:
+        return {"version": self.version, "release": self.release, "delivery": self.delivery.value, "why": self.why,
+                "source": self.source}
+
+
+@dataclass(frozen=True)
+class CudnnPin:
+    version: str  # what the plans install, "8.1.0"
+    full_version: str  # "8.1.0.77"
+    built_for_cuda: str  # "11.2" or "11.x"
+    compiled: str  # the cuDNN the framework was compiled with ("8.1"): the floor of what it loads
+    delivery: Delivery
+    why: str
+    source: str
+    also_works: tuple[str, ...] = ()  # newer minors of the same major built for this CUDA (newest patch each)
+    rule: str = ""  # why those also work, with its source
+
+    def to_json(self) -> dict:
+        return {"version": self.version, "full_version": self.full_version, "built_for_cuda": self.built_for_cuda,
+                "compiled": self.compiled, "delivery": self.delivery.value, "also_works": list(self.also_works),
+                "rule": self.rule, "why": self.why, "source": self.source}
+
+
+@dataclass(frozen=True)
+class DriverPin:
+    minimum: str | None  # as NVIDIA prints it ("535.54.03"); None where NVIDIA gives no minimum
+    detected: str | None
+    ok: bool | None  # None: no driver known, or no minimum
+    why: str
+    source: str
+    minor_compat_minimum: str | None = None  # the lower floor of minor-version compatibility, where it applies
+    max_branch: int | None = None  # the newest driver branch that still supports every GPU (Kepler: 470)
+
+    def to_json(self) -> dict:
+        return {"min": self.minimum, "detected": self.detected, "ok": self.ok,
+                "minor_compat_min": self.minor_compat_minimum, "max_branch": self.max_branch, "why": self.why,
+                "source": self.source}
+
+
+@dataclass(frozen=True)
+class GpuEntry:
+    """One requested GPU and how the stack runs on it."""
+
+    name: str | None
+    cc: str
+    architecture: str
+    support: GpuSupport
+    source: str
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "compute_capability": self.cc, "architecture": self.architecture,
+                "support": self.support.value, "source": self.source}
+
+
+@dataclass(frozen=True)
+class GpuPin:
+    """The weakest requested GPU and the worst support over all of them."""
+
+    name: str | None
+    cc: str | None
+    support: GpuSupport
+    why: str
+    source: str
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "compute_capability": self.cc, "support": self.support.value, "why": self.why,
+                "source": self.source}
+
+
+@dataclass(frozen=True)
+class Stack:
+    framework: FrameworkPin
+    python: PythonPin
+    cuda: CudaPin | None  # None: a CPU-only stack (and then cudnn and driver are None too)
+    cudnn: CudnnPin | None
+    driver: DriverPin | None
+    gpu: GpuPin
+    gpus: tuple[GpuEntry, ...] = ()
+    pip_pins: tuple["Pitfall", ...] = ()
+    compiled: "CompiledArch | None" = field(default=None, compare=False)  # the CUDA code in the build
+
+    @property
+    def tf_version(self) -> str:
+        return self.framework.version
+
+    @property
+    def delivery(self) -> Delivery | None:
+        return self.cuda.delivery if self.cuda else None
+
+    @property
+    def summary(self) -> str:
+        parts = [self.framework.label, f"Python {self.python.recommended}"]
+        if self.cuda and self.cudnn:
+            parts += [f"CUDA {self.cuda.version}", f"cuDNN {self.cudnn.version}"]
+            if self.driver is not None:
+                parts.append(f"driver >= {self.driver.minimum or '(unknown)'}")
+        else:
+            parts.append("CPU only")
+        return ", ".join(parts)
+
+    def to_json(self) -> dict:
+        return {
+            "framework": self.framework.to_json(),
+            "python": self.python.to_json(),
+            "cuda": self.cuda.to_json() if self.cuda else None,
+            "cudnn": self.cudnn.to_json() if self.cudnn else None,
+            "driver": self.driver.to_json() if self.driver else None,
+            "gpu": self.gpu.to_json(),
+            "gpus": [g.to_json() for g in self.gpus],
+            "pip": [{"requirement": p.requirement, "why": p.why, "source": p.source} for p in self.pip_pins],
+            "compiled_arch": None if self.compiled is None else {
+                "sass": list(self.compiled.sass), "ptx": list(self.compiled.ptx), "source": self.compiled.source},
+        }
+
+
+@dataclass(frozen=True)
+class Alternative:
+    stack: Stack
+    why: str
+    request: "Request"
+
+    def to_json(self) -> dict:
+        return {"stack": self.stack.to_json(), "why": self.why, "request": self.request.to_json()}
+
+
+@dataclass(frozen=True)
+class Resolution:
+    request: "Request"
+    stack: Stack | None
+    findings: tuple[Finding, ...]
+    alternatives: tuple[Alternative, ...]
+    kb_version: str
+
+    @property
+    def status(self) -> str:
+        if self.stack is None:
+            return "impossible"
+        return "warning" if any(f.severity is not Severity.INFO for f in self.findings) else "ok"

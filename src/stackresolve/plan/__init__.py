@@ -1,0 +1,55 @@
+"""Install choices, decided once per format from a Resolution: which pip lines, conda packages and channel, apt
+packages per Ubuntu release, Docker base image, Windows installers and zips. Emitters only render these typed
+plans; nothing below emit/ decides a version.
+
+    decide(fmt, resolution, kb, options) -> the typed plan for that --format
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import import_module
+
+from stackresolve.model.stack import Resolution
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    env_name: str | None = None  # conda: the environment's name
+    with_driver: bool | None = None  # apt: also install the driver branch (None: as the request says)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A format that cannot serve this stack, and what to use instead."""
+
+    resolution: Resolution
+    why: str
+    instead: str = ""
+
+
+# --format -> the module under stackresolve.plan that decides it (None: the format renders the resolution itself).
+DECIDERS = {"text": None, "lock": "pip", "pip": "pip", "conda": "conda", "apt": "apt", "dockerfile": "docker",
+            "powershell": "windows"}
+
+
+def decide(fmt: str, resolution: Resolution, kb, options: PlanOptions = PlanOptions()):
+    module = DECIDERS[fmt]
+    if module is None:
+        return resolution
+    return import_module(f"stackresolve.plan.{module}").decide(resolution, kb, options)
+
+
+def import_check_code(stack) -> str:
+    """One line of Python that exits 0 only when TensorFlow imports (and, for GPU stacks, sees a GPU): the check
+    every install plan ends with."""
+    from packaging.version import Version
+
+    version = Version(stack.framework.upstream_version)
+    if stack.cuda is None:
+        return "import tensorflow as tf; print(tf.__version__)"
+    if version.major == 1:
+        return "import tensorflow as tf; ok = tf.test.is_gpu_available(); print(ok); raise SystemExit(0 if ok else 1)"
+    listing = "tf.config.experimental.list_physical_devices" if version < Version("2.1") else \
+        "tf.config.list_physical_devices"
+    return f"import tensorflow as tf; gpus = {listing}('GPU'); print(gpus); raise SystemExit(0 if gpus else 1)"

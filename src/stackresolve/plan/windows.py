@@ -1,0 +1,80 @@
+"""The Windows plan: native Windows (TensorFlow <= 2.10 GPU, or CPU) with the CUDA installer, the cuDNN zip and
+the Visual C++ runtime the stack needs; or the WSL2 route (Ubuntu in WSL, the Linux pip plan inside it) for WSL2
+stacks and for native-Windows GPU requests that TensorFlow no longer serves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from stackresolve.knowledge.install_facts import CudaInstaller, CudnnZip, MsvcRuntime
+from stackresolve.model.enums import Delivery, Os
+from stackresolve.model.stack import Resolution
+from stackresolve.plan import PlanOptions, Refusal, import_check_code
+from stackresolve.plan import pip as pip_plan
+
+LAST_NATIVE_GPU_LINE = "2.10"
+NATIVE_GPU_END_SOURCE = ("tensorflow/docs:site/en/install/pip.md@7c365021 (Windows native, Caution: 'TensorFlow 2.10 "
+                         "was the last TensorFlow release that supported GPU on native-Windows')")
+
+
+@dataclass(frozen=True)
+class WindowsNativePlan:
+    resolution: Resolution
+    pip: pip_plan.PipPlan
+    msvc: MsvcRuntime
+    installer: CudaInstaller | None  # None: not recorded (the script sends the user to NVIDIA's archive)
+    cudnn_zip: CudnnZip | None  # the stack's exact cuDNN for Windows, when recorded
+    check_code: str
+
+
+@dataclass(frozen=True)
+class WslPlan:
+    resolution: Resolution  # what was asked (native Windows, or WSL2)
+    inside: Resolution  # the stack that runs inside WSL2
+    pip: pip_plan.PipPlan
+    why: str
+    check_code: str
+
+    @property
+    def system_cuda(self) -> bool:
+        return self.inside.stack.delivery is Delivery.SYSTEM
+
+
+def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()):
+    request, stack = resolution.request, resolution.stack
+    gone = (f"TensorFlow {LAST_NATIVE_GPU_LINE} was the last release with GPU support on native Windows; newer "
+            f"releases run their Linux GPU build inside WSL2 on the Windows driver")
+    if stack is None:
+        wsl = next((a for a in resolution.alternatives if a.request.os is Os.WSL2), None)
+        if request.os is Os.WINDOWS and wsl is not None:
+            inside = replace(resolution, request=wsl.request, stack=wsl.stack, findings=(), alternatives=())
+            return _wsl(resolution, inside, gone)
+        return Refusal(resolution, "No consistent stack for this request: run stackresolve plan without --format to "
+                                   "see the conflicting facts and the nearest stacks.")
+    if request.os is Os.WSL2:
+        return _wsl(resolution, resolution, "this stack targets WSL2: " + gone if stack.cuda else
+                    "this stack targets WSL2 (the Linux build inside Windows)")
+    if request.os is not Os.WINDOWS:
+        return Refusal(resolution, f"This stack was resolved for {request.os}; PowerShell plans are for Windows "
+                                   f"(--os windows, or --os wsl2). Use --format pip, apt or conda instead.")
+    version = stack.framework.upstream_version
+    msvc = next((m for m in kb.msvc_runtimes if m.applies_to(version)), None)
+    if msvc is None:
+        return Refusal(resolution, f"windows.toml has no Visual C++ runtime record for TensorFlow {version}")
+    installer = cudnn_zip = None
+    if stack.cuda:
+        installers = [i for i in kb.cuda_installers if i.version == stack.cuda.version]
+        installer = next((i for i in installers if i.release == stack.cuda.release), installers[0] if installers
+                         else None)
+        cudnn_zip = next((z for z in kb.cudnn_zips if z.version == stack.cudnn.version
+                          and z.fits(stack.cuda.version)), None)
+    return WindowsNativePlan(resolution, pip_plan.decide(resolution), msvc, installer, cudnn_zip,
+                             import_check_code(stack))
+
+
+def _wsl(resolution: Resolution, inside: Resolution, why: str):
+    stack = inside.stack
+    if stack.delivery is Delivery.CONTAINER:
+        return Refusal(resolution, f"This stack is NVIDIA's container {stack.framework.container}: run it with "
+                                   f"Docker inside WSL2 (--format dockerfile).")
+    return WslPlan(resolution, inside, pip_plan.decide(inside), why, import_check_code(stack))

@@ -1,0 +1,45 @@
+"""The resolver: a resolvelib provider over framework, python, cuda, cudnn and driver.
+
+Pure: takes a Request and a KnowledgeBase, returns a Resolution. No I/O, no printing, deterministic.
+
+    resolve(kb, request)          -> Resolution (stack or conflicts, findings, nearest working alternatives)
+    resolve_stack(kb, request)    -> Stack | None (no alternatives, no conflict analysis: matrices, alternatives)
+"""
+
+from __future__ import annotations
+
+from stackresolve.knowledge.base import KnowledgeBase
+from stackresolve.model.stack import Resolution
+from stackresolve.request import Request
+from stackresolve.resolve.build import build_stack
+from stackresolve.model.enums import Vendor
+from stackresolve.resolve.conflicts import (
+    conflict_findings,
+    degraded,
+    find_alternatives,
+    native_alternatives,
+    nvidia_unfit,
+    vendor_alternatives,
+)
+from stackresolve.resolve.solve import UNSOLVABLE, resolve_stack, resolve_with_findings, solve
+
+__all__ = ["resolve", "resolve_stack", "resolve_with_findings"]
+
+
+def resolve(kb: KnowledgeBase, request: Request, *, with_alternatives: bool = True) -> Resolution:
+    try:
+        result = solve(kb, request)
+    except UNSOLVABLE as exc:
+        findings = conflict_findings(kb, request, exc)
+        alternatives = find_alternatives(kb, request) if with_alternatives else ()
+        return Resolution(request, None, tuple(findings), tuple(alternatives), kb.version)
+    stack, findings = build_stack(kb, request, result.mapping)
+    alternatives = []
+    if with_alternatives:
+        if stack.framework.vendor is not Vendor.STOCK:
+            alternatives = vendor_alternatives(kb, request, stack)
+        elif degraded(stack, findings):
+            unfit = nvidia_unfit(kb, request, stack)
+            findings += [unfit] if unfit else []
+            alternatives = native_alternatives(kb, request, stack)
+    return Resolution(request, stack, tuple(findings), tuple(alternatives), kb.version)

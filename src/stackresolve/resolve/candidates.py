@@ -1,0 +1,301 @@
+"""Every build the resolver can choose, as candidates: the stock TensorFlow wheels per release and package, and
+NVIDIA's maintained TensorFlow 1.15 builds (the nvidia-tensorflow pip releases and the NGC TF1 containers).
+
+Candidates are built once per knowledge base and request kind (memoized), so identity is their equality: hashing
+the nested frozen records on every resolver step was most of the resolver's time."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from packaging.requirements import InvalidRequirement, Requirement as PipRequirement
+from packaging.version import Version
+
+from stackresolve.knowledge.base import KnowledgeBase
+from stackresolve.knowledge.model import (
+    CompiledArch,
+    CudaToolkit,
+    CudnnBuild,
+    CudnnRelease,
+    NvidiaBuild,
+    TensorFlowLine,
+    TestedBuild,
+    WheelRelease,
+    cc_tuple,
+)
+from stackresolve.knowledge.rules import classify_support, toolkit_predates
+from stackresolve.model.enums import Delivery, GpuSupport, Os, Vendor
+from stackresolve.request import PYTHON_RELEASES, Request
+
+# NVIDIA's TF1 release notes ("GPU Requirements") say "CUDA compute capability 6.0 and later" for every release
+# read (constraints/nvidia_tensorflow.toml header); the upper end is what the build's CUDA toolkit targets.
+NVIDIA_GPU_FLOOR = "6.0"
+NVIDIA_INDEX = "nvidia (through nvidia-pyindex)"
+NVIDIA_INDEX_NOTE = ("nvidia-tensorflow is not on the default package index: NVIDIA hosts it. `pip install "
+                     "nvidia-pyindex` first adds NVIDIA's index to pip's configuration")
+# Pythons a plan may recommend, oldest first (older ones have no wheels of anything we plan).
+PLANNABLE_PYTHONS = PYTHON_RELEASES[PYTHON_RELEASES.index("2.7"):]
+
+
+@dataclass(frozen=True, eq=False)
+class FrameworkCandidate:
+    vendor: Vendor
+    distribution: str | None  # pip project; None for a container
+    version: str  # as installed ("1.15.5", "1.15.5+nv22.12"; a container: its TensorFlow)
+    line: TensorFlowLine
+    pythons: tuple[str, ...]
+    gpu: bool
+    source: str
+    cuda: str | None = None  # the CUDA line the build loads
+    cuda_release: str | None = None  # exact release where the build fixes it (wheel pin, container)
+    cudnn_compiled: str | None = None  # the cuDNN the build was compiled with ("7.4")
+    cudnn_fixed: str | None = None  # the exact cuDNN the build brings (and-cuda pin, NVIDIA's build)
+    delivery: Delivery | None = None
+    extras: tuple[str, ...] = ()
+    arch: CompiledArch | None = None  # the CUDA code in this build for the request's OS
+    build: TestedBuild | None = None  # the tested-build table row (stock builds)
+    release: WheelRelease | None = None  # stock builds: the index's file list
+    nvidia: NvidiaBuild | None = None  # NVIDIA's builds
+    name: str = "tensorflow"
+
+    @cached_property
+    def key(self) -> Version:
+        return Version(self.nvidia.tf_base) if self.nvidia else Version(self.version)
+
+    @property
+    def container(self) -> str | None:
+        return self.nvidia.tag if self.nvidia and self.nvidia.kind == "container" else None
+
+    @property
+    def label(self) -> str:
+        if self.container:
+            return f"NVIDIA's container {self.container}"
+        return f"{self.distribution} {self.version}"
+
+
+@dataclass(frozen=True, eq=False)
+class PythonCandidate:
+    version: str
+    name: str = "python"
+
+
+PYTHON_CANDIDATES = [PythonCandidate(p) for p in reversed(PLANNABLE_PYTHONS)]
+
+
+@dataclass(frozen=True, eq=False)
+class CudaCandidate:
+    toolkit: CudaToolkit
+    name: str = "cuda"
+
+
+@dataclass(frozen=True, eq=False)
+class CudnnCandidate:
+    release: CudnnRelease
+    build: CudnnBuild
+    name: str = "cudnn"
+
+    # Requirements test these thousands of times per matrix: computed once.
+    @cached_property
+    def key(self) -> Version:
+        return self.release.key
+
+    @cached_property
+    def arch_min(self) -> tuple[int, int]:
+        return cc_tuple(self.release.arch_min)
+
+
+@dataclass(frozen=True)
+class DriverCandidate:
+    detected: Version | None  # the installed driver, when known
+    minimum: Version | None  # otherwise: the lowest driver every requirement accepts
+    name: str = "driver"
+
+
+Candidate = FrameworkCandidate | PythonCandidate | CudaCandidate | CudnnCandidate | DriverCandidate
+
+
+# -- and-cuda pins ------------------------------------------------------------------------------------------
+_CUDA_RUNTIME = re.compile(r"^nvidia-cuda-runtime-cu\d+$")
+_CUDNN = re.compile(r"^nvidia-cudnn-cu\d+$")
+
+
+def pinned_version(requirements: tuple[str, ...], pattern: re.Pattern) -> Version | None:
+    """The exact version a Requires-Dist list pins for the first project matching `pattern`."""
+    for text in requirements:
+        try:
+            req = PipRequirement(text)
+        except InvalidRequirement:
+            continue
+        if pattern.match(req.name.lower()):
+            pins = [s.version for s in req.specifier if s.operator in ("==", "===")]
+            if pins:
+                return Version(pins[0])
+    return None
+
+
+# -- the pool -----------------------------------------------------------------------------------------------
+def fit_rank(kb: KnowledgeBase, candidate: FrameworkCandidate, ccs: tuple[str, ...]) -> int:
+    """How well a build runs on the request's GPUs, best 0: machine code for every GPU, then unknown code,
+    then PTX only or a CUDA that predates a GPU (its libraries carry no kernels for it), then nothing."""
+    if not candidate.gpu or not ccs:
+        return 0
+    rank = max(classify_support(candidate.arch, cc).rank for cc in ccs)
+    toolkit = kb.toolkit(candidate.cuda) if candidate.cuda else None
+    if toolkit is not None and any(toolkit_predates(toolkit, cc) for cc in ccs):
+        rank = max(rank, GpuSupport.PTX_JIT.rank)
+    return rank
+
+
+def requested_framework_candidates(kb: KnowledgeBase, request: Request) -> list[FrameworkCandidate]:
+    """The builds that match the request's version, OS and vendor, in the order the resolver should try them:
+    newest line first; within a line, builds that run natively on these GPUs first, stock before NVIDIA's, pip
+    before a container, newest release first."""
+    ccs = tuple(g.cc for g in request.gpus)
+    key = ("requested_framework_candidates", request.os, request.arch, request.wheel_platform, request.cpu_only,
+           str(request.tf_spec), request.vendor, request.container)
+
+    def matching() -> list[FrameworkCandidate]:
+        return [c for c in framework_candidates(kb, request)
+                if request.tf_spec.contains(c.key, prereleases=True)
+                and (request.vendor is None or c.vendor is request.vendor)
+                and (request.container is None or (c.container is not None) is request.container)]
+
+    pool = kb.memo(key, matching)
+
+    def ordered() -> list[FrameworkCandidate]:
+        out = sorted(pool, key=lambda c: c.key, reverse=True)
+        out.sort(key=lambda c: (-c.line.key.major, -c.line.key.minor, fit_rank(kb, c, ccs),
+                                c.vendor is not Vendor.STOCK, c.container is not None))
+        return out
+
+    return kb.memo(key + ccs, ordered)
+
+
+def framework_candidates(kb: KnowledgeBase, request: Request) -> list[FrameworkCandidate]:
+    """Every build that could serve this request's OS and stack kind, newest first."""
+    key = ("framework_candidates", request.os, request.arch, request.wheel_platform, request.cpu_only)
+    return kb.memo(key, lambda: _stock_candidates(kb, request) + _nvidia_candidates(kb, request))
+
+
+def _stock_candidates(kb: KnowledgeBase, request: Request) -> list[FrameworkCandidate]:
+    gpu = not request.cpu_only
+    table_os = "windows" if request.os is Os.WINDOWS else ("macos" if request.os is Os.MACOS else "linux")
+    out: list[FrameworkCandidate] = []
+    for line in sorted(kb.lines, key=lambda l: l.key, reverse=True):
+        if gpu:
+            package = line.gpu_package_windows if request.os is Os.WINDOWS else (
+                "" if request.os is Os.MACOS else line.gpu_package_linux)
+            packages = [package] if package else []
+        else:
+            packages = ["tensorflow", "tensorflow-cpu", "tensorflow-intel"]
+        build = kb.tested_build(line.version, table_os, gpu)
+        for package in packages:
+            for release in (w for w in kb.wheel_releases(package) if w.line == line.version):
+                pythons = installable_pythons(kb, release, request.wheel_platform)
+                if release.stub or not pythons:
+                    continue
+                candidate = _stock_candidate(kb, request, line, build, release, pythons, gpu)
+                if candidate is not None:
+                    out.append(candidate)
+            if not gpu and any(c.line is line for c in out):
+                break  # CPU stacks: the first package with wheels for this line serves
+    return out
+
+
+def _stock_candidate(kb: KnowledgeBase, request: Request, line: TensorFlowLine, build: TestedBuild | None,
+                     release: WheelRelease, pythons: tuple[str, ...], gpu: bool) -> FrameworkCandidate | None:
+    common = dict(vendor=Vendor.STOCK, distribution=release.package, version=release.version, line=line,
+                  pythons=pythons, gpu=gpu, source=release.source, build=build, release=release)
+    if not gpu:
+        return FrameworkCandidate(**common)
+    arch = kb.compiled_arch(line.version, request.os, release.version)
+    use_extra = (line.and_cuda_extra and not line.and_cuda_blocker and release.and_cuda
+                 and request.os in (Os.LINUX, Os.WSL2))
+    runtime = pinned_version(release.and_cuda, _CUDA_RUNTIME) if use_extra else None
+    cudnn = pinned_version(release.and_cuda, _CUDNN) if use_extra else None
+    if runtime is not None and cudnn is not None:
+        # The extra pins exact wheels (2.14-2.19): those versions are the stack.
+        pin = ".".join(str(p) for p in cudnn.release[:3])
+        return FrameworkCandidate(**common, cuda=f"{runtime.major}.{runtime.minor}", cuda_release=str(runtime),
+                                  cudnn_compiled=build.cudnn if build else pin, cudnn_fixed=pin,
+                                  delivery=Delivery.PIP_WHEELS, extras=("and-cuda",), arch=arch)
+    if build is None:
+        return None  # no tested GPU configuration for this line and OS
+    # No extra, or one with version ranges (2.20+): the tested configuration names the stack; the wheel's own
+    # "compiled with" cuDNN, where recorded, corrects the table's.
+    artifact = kb.cudnn_artifact(line.version, request.os)
+    compiled = artifact.compiled if artifact and artifact.compiled and artifact.cuda == build.cuda else build.cudnn
+    return FrameworkCandidate(**common, cuda=build.cuda, cudnn_compiled=compiled,
+                              delivery=Delivery.PIP_WHEELS if use_extra else Delivery.SYSTEM,
+                              extras=("and-cuda",) if use_extra else (), arch=arch)
+
+
+def _nvidia_candidates(kb: KnowledgeBase, request: Request) -> list[FrameworkCandidate]:
+    """NVIDIA's TF 1.15 builds: Linux x86_64 (WSL2 included) GPU stacks only."""
+    if request.cpu_only or request.os not in (Os.LINUX, Os.WSL2) or request.arch.value != "x86_64":
+        return []
+    line = kb.line("1.15")
+    if line is None:
+        return []
+    out = []
+    for build in sorted(kb.nvidia_builds, key=lambda b: [int(x) for x in b.release.split(".")], reverse=True):
+        toolkit = kb.toolkit(build.cuda_line)
+        if toolkit is None:
+            continue
+        pythons = build.pythons if build.kind == "pip" else build.pythons[:1]
+        cudnn = ".".join(build.cudnn.split(".")[:3]) if build.cudnn else None
+        out.append(FrameworkCandidate(
+            vendor=Vendor.NVIDIA,
+            distribution="nvidia-tensorflow" if build.kind == "pip" else None,
+            version=build.version if build.kind == "pip" else build.tf_base,
+            line=line, pythons=tuple(p for p in pythons if p in PLANNABLE_PYTHONS), gpu=True, source=build.source,
+            cuda=build.cuda_line, cuda_release=build.cuda, cudnn_compiled=cudnn, cudnn_fixed=cudnn,
+            delivery=(Delivery.CONTAINER if build.kind == "container" else
+                      Delivery.PIP_WHEELS if build.cuda_wheels else Delivery.SYSTEM),
+            extras=("horovod",) if build.kind == "pip" else (),
+            arch=nvidia_arch(kb, build, toolkit), nvidia=build))
+    return out
+
+
+def nvidia_arch(kb: KnowledgeBase, build: NvidiaBuild, toolkit: CudaToolkit) -> CompiledArch:
+    """NVIDIA's builds run on compute capability 6.0 up to what their CUDA targets (no PTX beyond it)."""
+    ccs = tuple(c for c in kb.known_ccs()
+                if cc_tuple(NVIDIA_GPU_FLOOR) <= cc_tuple(c) <= cc_tuple(toolkit.arch_max))
+    return CompiledArch(line="1.15", sass=ccs, ptx=(), source=build.source,
+                        note="NVIDIA's release notes: compute capability 6.0 and later, up to the CUDA toolkit's "
+                             "newest architecture")
+
+
+def installable_pythons(kb: KnowledgeBase, release: WheelRelease, platform: str) -> tuple[str, ...]:
+    """CPython versions for which `pip install package==version` really installs on a platform.
+
+    On Windows, tensorflow / tensorflow-cpu 2.10-2.18.0 wheels are metapackages that install
+    tensorflow-intel of the same version, so only Pythons both have wheels for will install
+    (e.g. tensorflow 2.13.1 has a cp38 metapackage but tensorflow-intel 2.13.1 starts at cp39).
+    """
+    pythons = release.pythons.get(platform, ())
+    if platform == "windows" and release.package in ("tensorflow", "tensorflow-cpu"):
+        intel = kb.wheel_release("tensorflow-intel", release.version)
+        if intel is not None and not intel.stub:
+            pythons = tuple(p for p in pythons if p in intel.pythons.get("windows", ()))
+    return pythons
+
+
+def cudnn_pool(kb: KnowledgeBase, cuda: str | None) -> list[CudnnCandidate]:
+    every = kb.memo("cudnn_candidates", lambda: [
+        CudnnCandidate(release, build)
+        for release in sorted(kb.cudnn, key=lambda r: r.key, reverse=True)
+        for build in release.builds])
+    if cuda is None:
+        return every
+    return kb.memo(("cudnn_candidates", cuda), lambda: [c for c in every if c.build.fits(cuda)])
+
+
+def cuda_pool(kb: KnowledgeBase, cuda: str | None) -> list[CudaCandidate]:
+    every = kb.memo("cuda_candidates", lambda: [
+        CudaCandidate(t) for t in sorted(kb.toolkits, key=lambda t: Version(t.version), reverse=True)])
+    if cuda is None:
+        return every
+    return kb.memo(("cuda_candidates", cuda), lambda: [c for c in every if c.toolkit.version == cuda])

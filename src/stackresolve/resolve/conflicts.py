@@ -1,0 +1,287 @@
+"""When a target cannot be met, or is met only in a degraded way: which facts conflict (both sides, each with its
+source), and the nearest requests that resolve to a stack that runs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+from resolvelib import ResolutionImpossible
+
+from stackresolve.knowledge.base import KnowledgeBase
+from stackresolve.model.enums import GpuSupport, Os, Severity, Vendor
+from stackresolve.model.finding import Finding
+from stackresolve.model.stack import Alternative, Stack
+from stackresolve.request import Request
+from stackresolve.resolve.build import DEGRADED
+from stackresolve.resolve.candidates import (
+    CudaCandidate,
+    CudnnCandidate,
+    FrameworkCandidate,
+    PythonCandidate,
+    requested_framework_candidates,
+)
+from stackresolve.resolve.provider import driver_floor
+from stackresolve.resolve.solve import UNSOLVABLE, resolve_with_findings, solve
+
+
+# -- conflicts --------------------------------------------------------------------------------------------
+def conflict_findings(kb: KnowledgeBase, request: Request, exc: Exception) -> list[Finding]:
+    """Say which facts conflict, each with its source; where the request's side of a conflict is the only one
+    resolvelib reports, name the other side from what the requested builds offer."""
+    findings: list[Finding] = []
+    if isinstance(exc, ResolutionImpossible):
+        seen = set()
+        by_component: dict[str, list] = {}
+        for info in exc.causes:
+            by_component.setdefault(info.requirement.name, []).append(info)
+        for component, infos in by_component.items():
+            for info in infos:
+                by = "" if info.parent is None else f" (required by {_describe(info.parent)})"
+                key = (info.requirement.text, by)
+                if key in seen:
+                    continue
+                seen.add(key)
+                findings.append(Finding(Severity.ERROR, "conflict", info.requirement.text + by,
+                                        source=info.requirement.source))
+            if all(info.parent is None for info in infos):
+                other = _pool_side(kb, request, component)
+                if other is not None:
+                    findings.append(other)
+    else:
+        findings.append(Finding(Severity.ERROR, "conflict", "the search for a consistent stack gave up (too deep)"))
+    findings += _why_no_framework(kb, request)
+    return findings
+
+
+def _pool_side(kb: KnowledgeBase, request: Request, component: str) -> Finding | None:
+    """The framework side of a conflict with the request, summarised over every requested build."""
+    pool = requested_framework_candidates(kb, request)
+    if not pool:
+        return None
+    if component == "python":
+        pythons = sorted({p for c in pool for p in c.pythons}, key=Version)
+        versions = sorted({c.version for c in pool}, key=Version)
+        span = versions[0] if len(versions) == 1 else f"{versions[0]} ... {versions[-1]}"
+        return Finding(Severity.ERROR, "conflict",
+                       f"TensorFlow {request.tf} ({span}) has {request.wheel_platform} builds for Python "
+                       f"{', '.join(pythons)} only", source=pool[0].source)
+    return None
+
+
+def _why_no_framework(kb: KnowledgeBase, request: Request) -> list[Finding]:
+    """When no TensorFlow release at all survives the request's own filters, say which filter removed them."""
+    if requested_framework_candidates(kb, request):
+        return []
+    spec = request.tf_spec
+    matching = [w for w in kb.wheels if spec.contains(w.key, prereleases=True)]
+    if not matching:
+        return [Finding(Severity.ERROR, "no-such-release", f"no TensorFlow release matches '{request.tf}'",
+                        source="tensorflow_wheels.toml (the package index)")]
+    out = []
+    for line_version in sorted({w.line for w in matching}, key=Version):
+        line = kb.line(line_version)
+        if line is None:
+            continue
+        if not request.cpu_only and request.os is Os.WINDOWS and not line.gpu_package_windows:
+            out.append(Finding(Severity.ERROR, "no-windows-gpu",
+                               f"TensorFlow {line_version} has no GPU build for native Windows",
+                               fix="Use WSL2 (--os wsl2), or TensorFlow <= 2.10 for native Windows GPU.",
+                               source=line.source))
+        elif request.vendor is Vendor.NVIDIA and (request.os not in (Os.LINUX, Os.WSL2)
+                                                  or request.arch.value != "x86_64"):
+            out.append(Finding(Severity.ERROR, "no-nvidia-build",
+                               f"NVIDIA's TensorFlow 1.15 builds exist for Linux x86_64 only (WSL2 included), not "
+                               f"{request.os} {request.arch}", fix="Use WSL2 (--os wsl2) on Windows.",
+                               source="nvidia_tensorflow.toml"))
+        elif not request.cpu_only and request.os is Os.MACOS:
+            out.append(Finding(Severity.ERROR, "no-macos-gpu", f"TensorFlow {line_version} has no CUDA build for macOS",
+                               source=line.source))
+        else:
+            out.append(Finding(Severity.ERROR, "no-wheel",
+                               f"no TensorFlow {line_version} wheel for {request.wheel_platform}"
+                               + ("" if request.cpu_only else " with a tested GPU configuration")
+                               + (f" from {request.vendor} builds" if request.vendor else ""),
+                               source="tensorflow_wheels.toml (the package index); tensorflow.toml"))
+    return out[:3]
+
+
+def _describe(candidate) -> str:
+    if isinstance(candidate, FrameworkCandidate):
+        return candidate.label
+    if isinstance(candidate, CudaCandidate):
+        return f"CUDA {candidate.toolkit.version}"
+    if isinstance(candidate, CudnnCandidate):
+        return f"cuDNN {candidate.release.version}"
+    if isinstance(candidate, PythonCandidate):
+        return f"Python {candidate.version}"
+    return "driver"
+
+
+# -- alternatives -----------------------------------------------------------------------------------------
+def _spec(text: str) -> SpecifierSet:
+    return SpecifierSet(text)
+
+
+def find_alternatives(kb: KnowledgeBase, request: Request, limit: int = 4) -> list[Alternative]:
+    """The nearest requests that do resolve, most specific relaxation first."""
+    tries: list[tuple[Request, str]] = []
+    if request.python:
+        tries.append((replace(request, python=None), f"Python {request.python} has no fitting build; "
+                                                         f"use the Python this stack names"))
+    if request.cudnn:
+        tries.append((replace(request, cudnn=None), f"cuDNN {request.cudnn} does not fit; use the cuDNN this "
+                                                       f"stack names"))
+    if request.vendor is not None:
+        tries.append((replace(request, vendor=None), f"--vendor {request.vendor} has no build that fits"))
+    if request.os is Os.WINDOWS and not request.cpu_only:
+        tries.append((replace(request, os=Os.WSL2),
+                      "native Windows GPU support ended with TensorFlow 2.10; WSL2 runs the Linux GPU build on "
+                      "the Windows driver"))
+    spec_versions = [w.key for w in kb.wheels if request.tf_spec.contains(w.key, prereleases=True)]
+    if str(request.tf_spec):
+        if spec_versions:
+            lowest = min(spec_versions)
+            older = f"<{lowest.major}.{lowest.minor}"
+            tries.append((replace(request, tf=older, tf_spec=_spec(older)),
+                          "the newest older TensorFlow that fits this machine"))
+        tries.append((replace(request, tf="latest", tf_spec=SpecifierSet()),
+                      "the newest TensorFlow that fits this machine"))
+    if not request.cpu_only:
+        tries.append((replace(request, gpus=(), driver=None, cpu_only=True), "a CPU-only stack (no CUDA needed)"))
+    out = _first_distinct(kb, tries[:1], limit)
+    upgrade = driver_upgrade(kb, request, lambda stack, findings: True, {a.stack.summary for a in out})
+    return (out + ([upgrade] if upgrade else []) + _first_distinct(kb, tries[1:], limit,
+                                                                    seen={a.stack.summary for a in out}
+                                                                    | ({upgrade.stack.summary} if upgrade else set())
+                                                                    ))[:limit]
+
+
+def driver_upgrade(kb: KnowledgeBase, request: Request, keep, seen: set[str]) -> Alternative | None:
+    """The smallest driver upgrade that opens a stack for this request (one `keep` accepts)."""
+    if not request.driver or request.cpu_only:
+        return None
+    current = Version(request.driver)
+    pool = requested_framework_candidates(kb, replace(request, driver=None))
+    floors = sorted({f for c in pool if (f := driver_floor(kb, request, c)) and Version(f) > current}, key=Version)
+    for floor in floors:
+        upgraded = replace(request, driver=floor)
+        stack, findings = resolve_with_findings(kb, upgraded)
+        if stack is not None and stack.summary not in seen and keep(stack, findings):
+            return Alternative(stack, f"driver {request.driver} is too old for it: upgrade the driver to {floor} "
+                                      f"or later for {stack.framework.label}", upgraded)
+    return None
+
+
+def _first_distinct(kb: KnowledgeBase, tries: list[tuple[Request, str]], limit: int,
+                    keep=lambda stack, findings: True, seen: set[str] | None = None) -> list[Alternative]:
+    out: list[Alternative] = []
+    seen = set() if seen is None else seen
+    for alt_request, why in tries:
+        stack, findings = resolve_with_findings(kb, alt_request)
+        if stack is None or stack.summary in seen or not keep(stack, findings):
+            continue
+        seen.add(stack.summary)
+        out.append(Alternative(stack, why, alt_request))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def degraded(stack: Stack, findings) -> bool:
+    """A GPU stack that runs, but not natively on every requested GPU."""
+    if stack.cuda is None or not stack.gpus:
+        return False
+    return stack.gpu.support is not GpuSupport.NATIVE or any(f.code in DEGRADED for f in findings)
+
+
+def runs_natively(stack: Stack, findings) -> bool:
+    return stack.cuda is not None and not degraded(stack, findings)
+
+
+def native_alternatives(kb: KnowledgeBase, request: Request, stack: Stack, limit: int = 4) -> list[Alternative]:
+    """For a degraded stack: the nearest stacks that run natively on the requested GPUs: NVIDIA's build or WSL2
+    for the same line where they exist, the first newer line with machine code for the GPUs, the newest line,
+    and the nearest older one."""
+    line = Version(stack.framework.line)
+    ccs = ", ".join(sorted({g.cc for g in request.gpus}))
+    tries: list[tuple[Request, str]] = []
+    if request.vendor is Vendor.STOCK:
+        tries.append((replace(request, vendor=None), "NVIDIA's maintained build of the same line runs natively"))
+    if request.os is Os.WINDOWS:
+        tries.append((replace(request, os=Os.WSL2), "WSL2 runs the Linux build of the same line on the Windows "
+                                                    "driver"))
+    lines = sorted((Version(l.version) for l in kb.lines), key=lambda v: v)
+    newer = [l for l in lines if l > line]
+    older = [l for l in reversed(lines) if l < line]
+    for candidate in newer:
+        tries.append((replace(request, tf=f"{candidate.major}.{candidate.minor}",
+                              tf_spec=_spec(f"=={candidate.major}.{candidate.minor}.*"), python=None, vendor=None),
+                      f"TensorFlow {candidate.major}.{candidate.minor}: the first newer line with machine code for "
+                      f"compute capability {ccs}"))
+    keep = runs_natively
+    out = _first_distinct(kb, [t for t in tries if t[0].tf == request.tf], limit, keep)
+    seen = {a.stack.summary for a in out} | {stack.summary}
+    upgrade = driver_upgrade(kb, request, keep, seen)
+    if upgrade is not None:
+        out.append(upgrade)
+        seen.add(upgrade.stack.summary)
+    first_newer = _first_distinct(kb, [t for t in tries if t[0].tf != request.tf], 1, keep, seen)
+    out += first_newer
+    newest = (replace(request, tf="latest", tf_spec=SpecifierSet(), python=None, vendor=None),
+              f"the newest TensorFlow with machine code for compute capability {ccs}"
+              + (" on native Windows" if request.os is Os.WINDOWS else ""))
+    out += _first_distinct(kb, [newest], 1, keep, seen)
+    older_tries = [(replace(request, tf=f"{o.major}.{o.minor}", tf_spec=_spec(f"=={o.major}.{o.minor}.*"),
+                            python=None, vendor=None),
+                    f"TensorFlow {o.major}.{o.minor}: the nearest older line with machine code for compute capability "
+                    f"{ccs}") for o in older]
+    out += _first_distinct(kb, older_tries, 1, keep, seen)
+    return out[:limit]
+
+
+def vendor_alternatives(kb: KnowledgeBase, request: Request, stack: Stack) -> list[Alternative]:
+    """When a vendor's build was chosen: its container where a pip build was chosen, and the stock wheel with the
+    reason it was not chosen."""
+    from stackresolve.resolve.build import stock_shortfall
+
+    seen = {stack.summary}
+    out = []
+    if stack.framework.container is None:
+        out += _first_distinct(kb, [(replace(request, container=True), "NVIDIA's NGC container (Docker)")], 1,
+                               seen=seen)
+    if request.vendor is None:
+        reason = stock_shortfall(kb, request) or "runs natively"
+        why = f"the stock tensorflow-gpu wheel: {reason}"
+        stock = replace(request, vendor=Vendor.STOCK)
+        out += _first_distinct(kb, [(stock, why), (replace(stock, python=None), why)], 1, seen=seen)
+    return out
+
+
+def nvidia_unfit(kb: KnowledgeBase, request: Request, stack: Stack) -> Finding | None:
+    """For a degraded stock TensorFlow 1.15 stack: why NVIDIA's maintained builds, which would run natively, do
+    not fit this request. Each reason is a question put to the resolver: no build for this OS at all, or one
+    that fits with a newer driver or another Python."""
+    if stack.framework.line != "1.15" or stack.framework.vendor is not Vendor.STOCK or request.vendor is not None:
+        return None
+    nvidia = replace(request, vendor=Vendor.NVIDIA)
+    try:
+        solve(kb, nvidia)
+        return None
+    except UNSOLVABLE as exc:
+        conflicts = conflict_findings(kb, nvidia, exc)
+    reasons = [f.message for f in conflicts if f.code != "conflict"]
+    if not reasons:
+        upgrade = driver_upgrade(kb, nvidia, lambda s, f: True, set())
+        if upgrade is not None:
+            reasons.append(f"driver {request.driver} is older than {upgrade.request.driver}, the lowest any of them "
+                           f"needs ({upgrade.stack.framework.label})")
+        elif request.python and resolve_with_findings(kb, replace(nvidia, python=None))[0] is not None:
+            pythons = sorted({p for c in requested_framework_candidates(kb, nvidia) for p in c.pythons}, key=Version)
+            reasons.append(f"their builds are for Python {', '.join(pythons)}, not {request.python}")
+        else:
+            reasons += [f.message for f in conflicts if "was asked for" not in f.message][:2]
+    return Finding(Severity.WARNING, "nvidia-build-unfit",
+                   "NVIDIA's TensorFlow 1.15 builds (which run natively on this GPU) do not fit: "
+                   + "; ".join(dict.fromkeys(reasons)), source="nvidia_tensorflow.toml")

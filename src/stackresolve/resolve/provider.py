@@ -1,0 +1,268 @@
+"""The resolvelib provider over five components (framework, python, cuda, cudnn, driver) and the requirements
+each candidate and the request impose. Every requirement carries the fact behind it and its source, so a
+conflict can name both sides."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from packaging.version import Version
+from resolvelib import AbstractProvider
+
+from stackresolve.knowledge.base import KnowledgeBase
+from stackresolve.knowledge.model import cc_tuple
+from stackresolve.knowledge.rules import (
+    CUDNN_RULE_SOURCE,
+    classify_support,
+    cudnn_accepts,
+    cudnn_rule_text,
+    minor_compat_floor,
+)
+from stackresolve.model.enums import GpuSupport, Os
+from stackresolve.request import Request
+from stackresolve.resolve.candidates import (
+    PYTHON_CANDIDATES,
+    Candidate,
+    CudnnCandidate,
+    DriverCandidate,
+    FrameworkCandidate,
+    cuda_pool,
+    cudnn_pool,
+    requested_framework_candidates,
+)
+
+ORDER = ("tensorflow", "python", "cuda", "cudnn", "driver")
+
+
+@dataclass(frozen=True, eq=False)
+class Req:
+    """A requirement on one component, with the fact behind it (shown when resolution fails)."""
+
+    name: str
+    test: Callable[[Candidate], bool]
+    text: str
+    source: str
+    driver_min: Version | None = None  # driver requirements also carry bounds, to compute a minimum
+    cuda: str | None = None  # set when the requirement only admits this CUDA line (cuda) or builds for it (cudnn)
+    prefer: str | None = None  # cudnn: the version to try first (the policy's choice)
+
+
+class StackProvider(AbstractProvider):
+    def __init__(self, kb: KnowledgeBase, request: Request):
+        self.kb = kb
+        self.request = request
+
+    def identify(self, requirement_or_candidate):
+        return requirement_or_candidate.name
+
+    def get_preference(self, identifier, resolutions, candidates, information, backtrack_causes):
+        return ORDER.index(identifier)
+
+    def is_satisfied_by(self, requirement: Req, candidate) -> bool:
+        return requirement.test(candidate)
+
+    def find_matches(self, identifier, requirements, incompatibilities):
+        reqs = list(requirements[identifier])
+        bad = list(incompatibilities[identifier])
+        if identifier == "driver":
+            pool = [self._driver_candidate(reqs)]
+        elif identifier == "tensorflow":
+            pool = requested_framework_candidates(self.kb, self.request)
+        elif identifier == "python":
+            pool = PYTHON_CANDIDATES
+        else:
+            cuda = next((r.cuda for r in reqs if r.cuda), None)
+            pool = cuda_pool(self.kb, cuda) if identifier == "cuda" else cudnn_pool(self.kb, cuda)
+            if identifier == "cudnn":
+                prefer = next((r.prefer for r in reqs if r.prefer), None)
+                if prefer and cuda:
+                    channels = self.kb.cudnn_channels(cuda, self.request.os.value)
+                    pool = self.kb.memo(("cudnn_order", cuda, prefer, self.request.os),
+                                        lambda: preference_order(pool, prefer, channels))
+        return [c for c in pool if c not in bad and all(r.test(c) for r in reqs)]
+
+    def get_dependencies(self, candidate):
+        if isinstance(candidate, FrameworkCandidate):
+            return framework_dependencies(self.kb, self.request, candidate)
+        return []
+
+    def _driver_candidate(self, reqs: list[Req]) -> DriverCandidate:
+        if self.request.driver:
+            return DriverCandidate(detected=Version(self.request.driver), minimum=None)
+        minimums = [r.driver_min for r in reqs if r.driver_min is not None]
+        return DriverCandidate(detected=None, minimum=max(minimums) if minimums else None)
+
+
+def preference_order(pool: list[CudnnCandidate], prefer: str,
+                     channels: dict[str, frozenset[str]]) -> list[CudnnCandidate]:
+    """The order cuDNN releases are tried in: the preferred minor first, and in it a release every install
+    channel of this OS carries (so that every plan installs the same cuDNN) before the others, the preferred
+    release before its siblings, newer patches before older; then the nearest newer minors, then the nearest
+    older ones."""
+    wanted = Version(prefer)
+    depth = len(wanted.release)
+
+    def rank(c: CudnnCandidate):
+        missing = sum(c.release.version not in versions for versions in channels.values())
+        if c.key.release[:2] == wanted.release[:2]:
+            return (0, missing, c.key.release[:depth] != wanted.release, tuple(-x for x in c.key.release))
+        if c.key > wanted:
+            return (1, 0, False, c.key.release)
+        return (2, 0, False, tuple(-x for x in c.key.release))
+
+    return sorted(pool, key=rank)
+
+
+def driver_at_least(candidate: DriverCandidate, minimum: Version) -> bool:
+    if candidate.detected is not None:
+        return candidate.detected >= minimum
+    return candidate.minimum is not None and candidate.minimum >= minimum
+
+
+def all_native(request: Request, fw: FrameworkCandidate) -> bool:
+    return bool(request.gpus) and all(classify_support(fw.arch, g.cc) is GpuSupport.NATIVE for g in request.gpus)
+
+
+def preferred_cudnn(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> tuple[str | None, str]:
+    """The cuDNN plans install for a build, and why: what the build brings, else the user's --cudnn, else what
+    TensorFlow's own release artifacts used for the line (the newest patch of the minor where the source names
+    only a minor), else the minor it was compiled with."""
+    if fw.cudnn_fixed:
+        return fw.cudnn_fixed, "fixed"
+    if request.cudnn:
+        return request.cudnn, "request"
+    artifact = kb.cudnn_artifact(fw.line.version, request.os)
+    if artifact is not None and artifact.cuda == fw.cuda:
+        return artifact.cudnn, "artifact"
+    return fw.cudnn_compiled, "compiled"
+
+
+def framework_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> list[Req]:
+    platform = "the container" if fw.container else request.wheel_platform
+    deps = [Req("python", lambda c, ok=fw.pythons: c.version in ok,
+                f"{fw.label} has {platform} builds for Python {', '.join(fw.pythons) or 'none'}", fw.source)]
+    if not fw.gpu:
+        return deps
+    deps += driver_dependencies(kb, request, fw)
+    source = fw.build.source if fw.build else fw.source
+    how = "pins" if fw.cuda_release and fw.extras else "uses"
+    deps.append(Req("cuda", lambda c, v=fw.cuda: c.toolkit.version == v,
+                    f"{fw.label} {how} CUDA {fw.cuda}" + ("" if fw.nvidia or fw.cuda_release else
+                                                         f" (TensorFlow's tested build for {request.os.wheel_os})"),
+                    source, cuda=fw.cuda))
+    prefer, _ = preferred_cudnn(kb, request, fw)
+    if fw.cudnn_fixed:
+        deps.append(Req("cudnn", lambda c, v=Version(fw.cudnn_fixed), cuda=fw.cuda: c.key == v and c.build.fits(cuda),
+                        f"{fw.label} brings cuDNN {fw.cudnn_fixed}", fw.source, cuda=fw.cuda, prefer=prefer))
+        return deps
+    compiled = fw.cudnn_compiled
+    deps.append(Req(
+        "cudnn",
+        lambda c, m=compiled, cuda=fw.cuda: cudnn_accepts(m, c.release.version) and c.build.fits(cuda),
+        f"TensorFlow {fw.line.version} was compiled with cuDNN {compiled}: it loads cuDNN "
+        f"{cudnn_rule_text(compiled)} built for CUDA {fw.cuda}",
+        f"{source}; {CUDNN_RULE_SOURCE}", cuda=fw.cuda, prefer=prefer))
+    return deps
+
+
+def driver_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> list[Req]:
+    """The driver a build's CUDA needs. NVIDIA's minor-version compatibility lets CUDA 11+ programs run on an
+    older driver of the same major's floor (Table 2), but not PTX JIT: it is accepted for an installed driver
+    only when the build carries machine code for every GPU. NVIDIA's builds state their own floor."""
+    if fw.nvidia is not None:
+        return [nvidia_driver_requirement(kb, request, fw)]
+    toolkit = kb.toolkit(fw.cuda)
+    if toolkit is None or not toolkit.min_driver(request.driver_os):
+        return []  # NVIDIA prints no minimum for this OS; the stack says so
+    text = toolkit.min_driver(request.driver_os)
+    minimum = Version(text)
+    compat_text = minor_compat_floor(toolkit, request.driver_os, all_native(request, fw))
+    compat = Version(compat_text) if compat_text else None
+    return [Req("driver", lambda c, m=minimum, k=compat: driver_at_least(c, m) or (
+                    k is not None and c.detected is not None and c.detected >= k),
+                f"CUDA {toolkit.version} needs an NVIDIA driver >= {text} on {request.driver_os}"
+                + (f" (or >= {compat_text} through minor-version compatibility)" if compat_text else ""),
+                toolkit.source, driver_min=minimum)]
+
+
+def driver_floor(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> str | None:
+    """The lowest driver a build runs on for this request (as NVIDIA prints it), ignoring minor-version
+    compatibility; None for CPU builds or where NVIDIA gives no minimum."""
+    if not fw.gpu:
+        return None
+    if fw.nvidia is not None:
+        return fw.nvidia.driver_stated
+    toolkit = kb.toolkit(fw.cuda)
+    floor = toolkit.min_driver(request.driver_os) if toolkit else ""
+    wsl = kb.platform_minimum("wsl2") if request.os is Os.WSL2 else None
+    if wsl and (not floor or Version(wsl.driver) > Version(floor)):
+        floor = wsl.driver
+    return floor or None
+
+
+def nvidia_driver_requirement(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> Req:
+    build = fw.nvidia
+    stated = Version(build.driver_stated)
+    # Containers ship CUDA's forward-compatibility package, which NVIDIA supports on data-center GPUs with the
+    # driver branches the release notes list.
+    datacenter = build.kind == "container" and bool(request.gpus) and all(
+        (g := kb.find_gpu(t.name)) is not None and g.segment == "datacenter" for t in request.gpus if t.name) \
+        and all(t.name for t in request.gpus)
+    compat = tuple(Version(c) for c in build.driver_compat) if datacenter else ()
+
+    def fits(c: DriverCandidate) -> bool:
+        if driver_at_least(c, stated):
+            return True
+        return c.detected is not None and any(
+            c.detected.release[0] == k.release[0] and c.detected >= k for k in compat)
+
+    extra = f"; data-center GPUs: {', '.join(build.driver_compat)} through forward compatibility" if compat else ""
+    return Req("driver", fits, f"{fw.label} (release {build.release}) needs driver {build.driver_stated} or later"
+               + extra, build.source, driver_min=stated)
+
+
+def root_requirements(kb: KnowledgeBase, request: Request) -> list[Req]:
+    # The provider's pool is already narrowed to the requested versions; this root requirement names the
+    # request in conflict explanations and holds the resolver to that pool.
+    requested = {id(c) for c in requested_framework_candidates(kb, request)}
+    vendor = f" ({request.vendor} builds)" if request.vendor else ""
+    reqs = [Req("tensorflow", lambda c: id(c) in requested, f"TensorFlow {request.tf}{vendor} was asked for (--tf)",
+                "request")]
+    if request.python:
+        reqs.append(Req("python", lambda c, p=request.python: c.version == p,
+                        f"Python {request.python} was asked for (--python)", "request"))
+    if request.cpu_only:
+        return reqs
+    if request.cudnn:
+        wanted = Version(request.cudnn)
+        reqs.append(Req("cudnn", lambda c, w=wanted: c.key.release[:len(w.release)] == w.release,
+                        f"cuDNN {request.cudnn} was asked for (--cudnn)", "request"))
+    for gpu in request.gpus:
+        label = gpu.label
+        reqs.append(Req(
+            "tensorflow",
+            lambda c, cc=gpu.cc: classify_support(c.arch, cc) is not GpuSupport.UNSUPPORTED,
+            f"{label} needs a TensorFlow build with SASS or PTX for it",
+            "tensorflow.toml [[compiled_arch]] (CUDA code found in the official wheels per release line)"))
+        reqs.append(Req("cuda", lambda c, cc=gpu.cc: cc_tuple(c.toolkit.arch_min) <= cc_tuple(cc),
+                        f"{label} needs a CUDA toolkit that still supports compute capability {gpu.cc}",
+                        "cuda.toml [[toolkit]] arch_min (NVIDIA CUDA release notes)"))
+        reqs.append(Req("cudnn", lambda c, cc=cc_tuple(gpu.cc): c.arch_min <= cc,
+                        f"{label} needs a cuDNN that still supports compute capability {gpu.cc}",
+                        "cudnn.toml [[release]] arch_min (NVIDIA cuDNN support matrix)"))
+        support = kb.arch_support_for(gpu.cc)
+        if support and support.last_branch and not request.driver:
+            branch = int(support.last_branch)
+            reqs.append(Req("driver", lambda c, b=branch: c.minimum is None or c.minimum.release[0] <= b,
+                            f"{support.architecture.capitalize()} GPUs are supported by drivers up to the "
+                            f"R{branch} branch", support.source))
+    if request.os is Os.WSL2:
+        wsl = kb.platform_minimum("wsl2")
+        if wsl:
+            minimum = Version(wsl.driver)
+            reqs.append(Req("driver", lambda c, m=minimum: driver_at_least(c, m),
+                            f"CUDA on WSL2 needs a Windows driver >= {wsl.driver}", wsl.source, driver_min=minimum))
+    if request.driver:
+        reqs.append(Req("driver", lambda c: True, f"driver {request.driver} is installed", "request"))
+    return reqs

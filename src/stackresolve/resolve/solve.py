@@ -1,0 +1,35 @@
+"""Running resolvelib over the provider; the stack alone, without conflict analysis or alternatives."""
+
+from __future__ import annotations
+
+from resolvelib import BaseReporter, ResolutionImpossible, Resolver
+from resolvelib.resolvers import ResolutionTooDeep
+
+from stackresolve.knowledge.base import KnowledgeBase
+from stackresolve.model.finding import Finding
+from stackresolve.model.stack import Stack
+from stackresolve.request import Request
+from stackresolve.resolve.build import build_stack
+from stackresolve.resolve.provider import StackProvider, root_requirements
+
+UNSOLVABLE = (ResolutionImpossible, ResolutionTooDeep)
+
+
+def solve(kb: KnowledgeBase, request: Request):
+    """The resolvelib result; raises ResolutionImpossible / ResolutionTooDeep."""
+    resolver = Resolver(StackProvider(kb, request), BaseReporter())
+    return resolver.resolve(root_requirements(kb, request), max_rounds=500)
+
+
+def resolve_with_findings(kb: KnowledgeBase, request: Request) -> tuple[Stack | None, list[Finding]]:
+    """(stack, findings), or (None, []) when nothing fits."""
+    try:
+        result = solve(kb, request)
+    except UNSOLVABLE:
+        return None, []
+    return build_stack(kb, request, result.mapping)
+
+
+def resolve_stack(kb: KnowledgeBase, request: Request) -> Stack | None:
+    """The stack alone (no alternatives, no conflict analysis): for matrices and alternatives."""
+    return resolve_with_findings(kb, request)[0]
