@@ -116,21 +116,40 @@ class KnowledgeBase:
         return next((a for a in self.cudnn_artifacts if a.line == line and a.os == table_os), None)
 
     def cudnn_channels(self, cuda: str, os: str) -> dict[str, frozenset[str]]:
-        """Per install channel the plans for this OS use, the cuDNN versions it carries for CUDA line `cuda`
-        (channels with none for that line are left out): apt and conda on Linux/WSL2, the Windows zips and conda
-        on Windows."""
+        """Per install channel whose packages a plan for this OS pins, the cuDNN versions it carries for CUDA line
+        `cuda` (channels with none for that line are left out): NVIDIA's apt repositories on Linux/WSL2, and conda
+        (its channels' cudnn packages, and the nvidia-cudnn wheel TensorFlow's own conda instructions named). On
+        Windows the cuDNN comes from NVIDIA's archive, which has every release, so it restricts nothing."""
         def collect() -> dict[str, frozenset[str]]:
             out: dict[str, frozenset[str]] = {}
             if os in ("linux", "wsl2") and self.apt is not None:
                 out["apt"] = frozenset(p.cudnn for p in self.apt.cudnn_for(cuda))
-            if os == "windows":
-                out["windows zip"] = frozenset(z.version for z in self.cudnn_zips if z.fits(cuda))
             if self.conda is not None:
                 channels = {p.channel for p in self.conda.cuda_for(cuda)}
-                out["conda"] = frozenset(p.cudnn for c in channels for p in self.conda.cudnn_for(cuda, c))
+                out["conda"] = frozenset(p.cudnn for c in channels for p in self.conda.cudnn_for(cuda, c)) | \
+                    frozenset(self.cudnn_wheels(cuda)) if channels else frozenset()
             return {name: versions for name, versions in out.items() if versions}
 
         return self.memo(("cudnn_channels", cuda, os), collect)
+
+    def cudnn_wheels(self, cuda: str) -> dict[str, str]:
+        """{cuDNN version: pip requirement} of the nvidia-cudnn-cuXX wheels known to be on the package index for a
+        CUDA line's major (pinned by TensorFlow's and-cuda extras or its conda instructions), CUDA >= 11 only."""
+        def collect() -> dict[str, str]:
+            major = cuda.split(".")[0]
+            if int(major) < 11:
+                return {}
+            name = f"nvidia-cudnn-cu{major}"
+            texts = [t for w in self.wheels for t in w.and_cuda]
+            texts += [t for doc in (self.conda.tensorflow_docs if self.conda else ()) for t in doc.pip]
+            out: dict[str, str] = {}
+            for text in texts:
+                match = re.fullmatch(rf"{name}==(\d+\.\d+\.\d+)(\.\d+)*", text.strip())
+                if match:
+                    out.setdefault(match.group(1), text.strip())
+            return out
+
+        return self.memo(("cudnn_wheels", cuda), collect)
 
     def wheel_releases(self, package: str) -> list[WheelRelease]:
         """Every release of a package on the index, newest first."""

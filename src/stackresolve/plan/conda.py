@@ -26,6 +26,9 @@ ENV_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 # Preferred channels when several carry the same cuDNN; others (NVIDIA's labels) only when they alone fit.
 CHANNEL_ORDER = ("conda-forge", "defaults")
 DEFAULT_CHANNEL = "conda-forge"
+CUDNN_WHEEL_PATH_SOURCE = ("tensorflow/docs:site/en/install/pip.md@518478ecc2ea39acdafdf4b84a253c9643252b79 (TF 2.12, "
+                           "conda: pip install nvidia-cudnn-cu11==8.6.0.163; CUDNN_PATH=$(dirname $(python -c \"import "
+                           "nvidia.cudnn;print(nvidia.cudnn.__file__)\")); LD_LIBRARY_PATH adds $CUDNN_PATH/lib)")
 LD_PATH_SOURCE = ("tensorflow/docs:site/en/install/pip.md@be62ee25b6c9934fe648ff0537b3ed6ef2cc860f "
                   "(Linux: 'Configure the system paths', export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$CONDA_PREFIX/lib/)")
 
@@ -37,6 +40,7 @@ class CondaChoice:
     notes: tuple[str, ...]  # why, with sources (header comments)
     cudnn: str  # the cuDNN version the cuDNN spec installs
     from_doc: bool = False  # TensorFlow's install page named this pair
+    pip: tuple[str, ...] = ()  # cuDNN as NVIDIA's pip wheel, where no conda channel has the stack's release
 
 
 @dataclass(frozen=True)
@@ -118,12 +122,36 @@ def _catalogue_choice(conda: CondaKnowledge, cuda: str, wanted: str, compiled: s
     return CondaChoice(package.channel, (*package.specs, cudnn.spec), tuple(notes), cudnn.cudnn)
 
 
-def choose(conda: CondaKnowledge, resolution: Resolution) -> CondaChoice | str:
-    """The channel and CUDA/cuDNN specs for a system-CUDA stack, or a one-line reason there are none."""
+def _wheel_choice(conda: CondaKnowledge, wheels: dict[str, str], cuda: str, wanted: str) -> CondaChoice | None:
+    """The CUDA runtime from a conda channel and the stack's cuDNN as NVIDIA's pip wheel, as TensorFlow's own
+    conda instructions did for 2.12."""
+    if wanted not in wheels:
+        return None
+    packages = sorted(conda.cuda_for(cuda), key=lambda p: CHANNEL_ORDER.index(p.channel)
+                      if p.channel in CHANNEL_ORDER else len(CHANNEL_ORDER))
+    if not packages:
+        return None
+    package = packages[0]
+    notes = (f"CUDA {cuda} runtime: {' '.join(package.specs)} from {package.channel}; source: {package.source}",
+             f"cuDNN {wanted} as NVIDIA's pip wheel {wheels[wanted]} (no conda channel recorded here has it for "
+             f"CUDA {cuda}); TensorFlow's own conda instructions installed cuDNN this way: {CUDNN_WHEEL_PATH_SOURCE}")
+    return CondaChoice(package.channel, package.specs, notes, wanted, pip=(wheels[wanted],))
+
+
+def choose(conda: CondaKnowledge, resolution: Resolution, wheels: dict[str, str] | None = None) -> CondaChoice | str:
+    """The channel and CUDA/cuDNN specs for a system-CUDA stack, or a one-line reason there are none: TensorFlow's
+    own conda pair, else the channel's exact cuDNN, else NVIDIA's cuDNN wheel of that release, else the nearest
+    cuDNN the channel has (said in the plan)."""
     stack = resolution.stack
     cuda, wanted, compiled = stack.cuda.version, stack.cudnn.version, stack.cudnn.compiled
     platform = "windows" if resolution.request.os is Os.WINDOWS else "linux"
-    return _doc_choice(conda, cuda, wanted, compiled, platform) or _catalogue_choice(conda, cuda, wanted, compiled)
+    doc = _doc_choice(conda, cuda, wanted, compiled, platform)
+    if doc is not None:
+        return doc
+    catalogue = _catalogue_choice(conda, cuda, wanted, compiled)
+    if isinstance(catalogue, CondaChoice) and catalogue.cudnn == wanted:
+        return catalogue
+    return _wheel_choice(conda, wheels or {}, cuda, wanted) or catalogue
 
 
 def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()) -> CondaPlan | Refusal:
@@ -137,7 +165,7 @@ def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()
     default_name = f"tf-{stack.framework.upstream_version}" + ("-nvidia" if stack.framework.index else "")
     name = validate_env_name(options.env_name if options.env_name is not None else default_name)
     notes: list[str] = []
-    channel, cuda_specs, cudnn = DEFAULT_CHANNEL, (), None
+    channel, cuda_specs, cudnn, extra_pip = DEFAULT_CHANNEL, (), None, ()
     if stack.framework.index is not None:
         notes += ["nvidia-tensorflow is not on the default package index: NVIDIA hosts it. The environment gets "
                   "nvidia-pyindex (it adds NVIDIA's index to pip's configuration); then, inside it:",
@@ -146,12 +174,13 @@ def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()
         notes.append(pip.cuda_note + " No conda CUDA packages.")
     elif stack.delivery is Delivery.SYSTEM:
         conda = getattr(kb, "conda", None)
-        choice = choose(conda, resolution) if conda is not None else "the knowledge base has no conda data"
+        choice = choose(conda, resolution, kb.cudnn_wheels(stack.cuda.version)) if conda is not None else \
+            "the knowledge base has no conda data"
         if isinstance(choice, str):
             notes.append(f"No CUDA packages: {choice}. Install CUDA {stack.cuda.version} and cuDNN "
                          f"{stack.cudnn.version} on the system (--format apt, powershell or dockerfile).")
         else:
-            channel, cuda_specs, cudnn = choice.channel, choice.specs, choice.cudnn
+            channel, cuda_specs, cudnn, extra_pip = choice.channel, choice.specs, choice.cudnn, choice.pip
             notes += choice.notes
             if resolution.request.os is Os.WINDOWS and not choice.from_doc:
                 notes.append("Windows: the knowledge base records these builds per channel, not per platform; "
@@ -159,13 +188,19 @@ def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()
             if resolution.request.os in (Os.LINUX, Os.WSL2):
                 notes += [f"Linux: TensorFlow finds the environment's CUDA libraries only with $CONDA_PREFIX/lib on "
                           f"LD_LIBRARY_PATH; source: {LD_PATH_SOURCE}. After `conda activate {name}`, run once:",
-                          '  mkdir -p "$CONDA_PREFIX/etc/conda/activate.d"',
-                          "  echo 'export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$CONDA_PREFIX/lib/' > "
-                          '"$CONDA_PREFIX/etc/conda/activate.d/env_vars.sh"']
+                          '  mkdir -p "$CONDA_PREFIX/etc/conda/activate.d"']
+                if extra_pip:  # the cuDNN wheel's libraries too (TensorFlow's 2.12 instructions)
+                    notes += ["  echo 'CUDNN_PATH=$(dirname $(python -c \"import nvidia.cudnn;print(nvidia.cudnn.__file__)\"))' "
+                              '> "$CONDA_PREFIX/etc/conda/activate.d/env_vars.sh"',
+                              "  echo 'export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$CONDA_PREFIX/lib/:$CUDNN_PATH/lib' >> "
+                              '"$CONDA_PREFIX/etc/conda/activate.d/env_vars.sh"']
+                else:
+                    notes += ["  echo 'export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$CONDA_PREFIX/lib/' > "
+                              '"$CONDA_PREFIX/etc/conda/activate.d/env_vars.sh"']
         minimum = stack.driver.minimum if stack.driver else None
         notes.append(f"The NVIDIA driver ({'>= ' + minimum if minimum else 'version unknown'}) comes from the "
                      f"system.")
     else:
         notes.append("CPU-only stack: no CUDA packages.")
-    return CondaPlan(resolution, name, (channel,), pip.python, cuda_specs, pip, pip.pre_install or pip.requirements,
-                     tuple(notes), cudnn)
+    return CondaPlan(resolution, name, (channel,), pip.python, cuda_specs, pip,
+                     pip.pre_install or (*extra_pip, *pip.requirements), tuple(notes), cudnn)

@@ -32,23 +32,26 @@ def conflict_findings(kb: KnowledgeBase, request: Request, exc: Exception) -> li
     resolvelib reports, name the other side from what the requested builds offer."""
     findings: list[Finding] = []
     if isinstance(exc, ResolutionImpossible):
-        seen = set()
         by_component: dict[str, list] = {}
         for info in exc.causes:
             by_component.setdefault(info.requirement.name, []).append(info)
         for component, infos in by_component.items():
-            for info in infos:
-                by = "" if info.parent is None else f" (required by {_describe(info.parent)})"
-                key = (info.requirement.text, by)
-                if key in seen:
-                    continue
-                seen.add(key)
-                findings.append(Finding(Severity.ERROR, "conflict", info.requirement.text + by,
+            requested = [i for i in infos if i.parent is None]
+            derived = [i for i in infos if i.parent is not None]
+            # The request against many builds: one line for the request, one summarising what the builds offer.
+            summary = _pool_side(kb, request, component) if requested and len({i.requirement.text for i in derived}) != 1 \
+                else None
+            for info in requested:
+                findings.append(Finding(Severity.ERROR, "conflict", info.requirement.text,
                                         source=info.requirement.source))
-            if all(info.parent is None for info in infos):
-                other = _pool_side(kb, request, component)
-                if other is not None:
-                    findings.append(other)
+            by_text: dict[tuple[str, str], list[str]] = {}
+            for info in ([] if summary else derived):
+                by_text.setdefault((info.requirement.text, info.requirement.source), []).append(_describe(info.parent))
+            for (text, source), parents in by_text.items():
+                findings.append(Finding(Severity.ERROR, "conflict",
+                                        f"{text} (required by {', '.join(dict.fromkeys(parents))})", source=source))
+            if summary is not None:
+                findings.append(summary)
     else:
         findings.append(Finding(Severity.ERROR, "conflict", "the search for a consistent stack gave up (too deep)"))
     findings += _why_no_framework(kb, request)

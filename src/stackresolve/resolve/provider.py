@@ -96,20 +96,21 @@ class StackProvider(AbstractProvider):
 
 def preference_order(pool: list[CudnnCandidate], prefer: str,
                      channels: dict[str, frozenset[str]]) -> list[CudnnCandidate]:
-    """The order cuDNN releases are tried in: the preferred minor first, and in it a release every install
-    channel of this OS carries (so that every plan installs the same cuDNN) before the others, the preferred
-    release before its siblings, newer patches before older; then the nearest newer minors, then the nearest
-    older ones."""
+    """The order cuDNN releases are tried in, so that every plan installs the same cuDNN: releases that every
+    install channel of this OS carries come first; among them the preferred minor (the preferred release, then
+    its newest sibling patch), then the nearest newer minor (its newest patch), then the nearest older one."""
     wanted = Version(prefer)
     depth = len(wanted.release)
 
     def rank(c: CudnnCandidate):
         missing = sum(c.release.version not in versions for versions in channels.values())
-        if c.key.release[:2] == wanted.release[:2]:
-            return (0, missing, c.key.release[:depth] != wanted.release, tuple(-x for x in c.key.release))
+        minor = c.key.release[:2]
+        newest_first = tuple(-x for x in c.key.release)
+        if minor == wanted.release[:2]:
+            return (missing, 0, c.key.release[:depth] != wanted.release, (), newest_first)
         if c.key > wanted:
-            return (1, 0, False, c.key.release)
-        return (2, 0, False, tuple(-x for x in c.key.release))
+            return (missing, 1, False, minor, newest_first)
+        return (missing, 2, False, tuple(-x for x in minor), newest_first)
 
     return sorted(pool, key=rank)
 
