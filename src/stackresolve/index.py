@@ -477,32 +477,44 @@ def wheel_metadata(
         raise MetadataUnavailable(f"{file.filename}: {_describe(exc)}") from exc
 
 
-def extra_requirements(metadata: email.message.Message, extra: str) -> list[str]:
-    """The ``Requires-Dist`` entries that only apply with ``extra`` (in metadata order, deduplicated).
+# Marker environments for the tracked platforms (what pip on that machine would evaluate, PEP 508).
+MARKER_ENVIRONMENTS: dict[str, dict[str, str]] = {
+    "linux": {"platform_system": "Linux", "platform_machine": "x86_64", "sys_platform": "linux", "os_name": "posix"},
+    "linux_aarch64": {"platform_system": "Linux", "platform_machine": "aarch64", "sys_platform": "linux",
+                      "os_name": "posix"},
+    "windows": {"platform_system": "Windows", "platform_machine": "AMD64", "sys_platform": "win32", "os_name": "nt"},
+    "macos_x86_64": {"platform_system": "Darwin", "platform_machine": "x86_64", "sys_platform": "darwin",
+                     "os_name": "posix"},
+    "macos_arm64": {"platform_system": "Darwin", "platform_machine": "arm64", "sys_platform": "darwin",
+                    "os_name": "posix"},
+}
 
-    An entry whose marker is exactly ``extra == "<extra>"`` is returned without the marker
-    (``nvidia-cudnn-cu12==8.9.4.25``); one with further conditions keeps its whole marker."""
+
+def marker_environment(platform: str, python: str, extra: str = "") -> dict[str, str]:
+    return dict(MARKER_ENVIRONMENTS[platform], python_version=python, python_full_version=f"{python}.0",
+                implementation_name="cpython", platform_python_implementation="CPython", extra=extra)
+
+
+def extra_requirements(metadata: email.message.Message, extra: str, platform: str = "linux",
+                       python: str = "3.11") -> list[str]:
+    """What ``pip install name[extra]`` adds on a platform and Python: the ``Requires-Dist`` entries whose marker
+    holds with the extra and not without it (packaging.markers evaluates them), without their markers, in
+    metadata order, deduplicated (``nvidia-cudnn-cu12==8.9.4.25``)."""
     from packaging.requirements import InvalidRequirement, Requirement
 
-    wanted = canonicalize_name(extra)
+    with_extra = marker_environment(platform, python, canonicalize_name(extra))
+    without = marker_environment(platform, python)
     out: list[str] = []
     for raw in metadata.get_all("Requires-Dist") or []:
         try:
             req = Requirement(str(raw))
         except InvalidRequirement:
             continue
-        if req.marker is None:
+        if req.marker is None or not req.marker.evaluate(with_extra) or req.marker.evaluate(without):
             continue
-        text = str(req.marker)
-        mentions = re.findall(r"""extra\s*==\s*["']([^"']+)["']""", text)
-        if not any(canonicalize_name(e) == wanted for e in mentions):
-            continue
-        bare = str(req).split(";")[0].strip()
-        entry = bare if len(mentions) == 1 and re.fullmatch(
-            r"""extra\s*==\s*["'][^"']+["']""", text.strip()
-        ) else str(req)
-        if entry not in out:
-            out.append(entry)
+        req.marker = None
+        if str(req) not in out:
+            out.append(str(req))
     return out
 
 
@@ -513,8 +525,7 @@ def platform_buckets(platform_tag: str) -> frozenset[str]:
     """Which of ``PLATFORMS`` a wheel platform tag (``Tag.platform``) installs on.
 
     manylinux (every policy) x86_64 -> linux, aarch64 -> linux_aarch64; win_amd64 -> windows; a macOS tag
-    -> the architectures whose pip accepts it (packaging.tags' binary formats: x86_64 takes x86_64, intel,
-    fat64, fat32, universal, universal2; arm64 takes arm64, universal2); ``any`` -> all."""
+    -> the architectures whose pip accepts it (packaging.tags.mac_platforms); ``any`` -> all."""
     if platform_tag == "any":
         return frozenset(PLATFORMS)
     if platform_tag == "win_amd64":
@@ -526,19 +537,17 @@ def platform_buckets(platform_tag: str) -> frozenset[str]:
             return frozenset({"linux_aarch64"})
         return frozenset()
     if platform_tag.startswith("macosx_"):
-        fmt = platform_tag.split("_", 3)[-1]
-        out = set()
-        if fmt in _MAC_X86_64_FORMATS:
-            out.add("macos_x86_64")
-        if fmt in _MAC_ARM64_FORMATS:
-            out.add("macos_arm64")
-        return frozenset(out)
+        return frozenset(p for p, tags in _mac_platform_tags().items() if platform_tag in tags)
     return frozenset()
 
 
-# The binary formats packaging.tags.mac_platforms() accepts per CPU (packaging.tags._mac_binary_formats).
-_MAC_X86_64_FORMATS = frozenset({"x86_64", "intel", "fat64", "fat32", "universal2", "universal"})
-_MAC_ARM64_FORMATS = frozenset({"arm64", "universal2"})
+@lru_cache(maxsize=1)
+def _mac_platform_tags() -> dict[str, frozenset[str]]:
+    """Every macOS platform tag pip accepts on each CPU, from packaging.tags (macOS 10.0 ... 30)."""
+    from packaging.tags import mac_platforms
+
+    return {"macos_x86_64": frozenset(mac_platforms((30, 0), "x86_64")),
+            "macos_arm64": frozenset(mac_platforms((30, 0), "arm64"))}
 
 
 def _abis(version: str) -> list[str]:
