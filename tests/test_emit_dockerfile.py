@@ -21,7 +21,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from stackresolve.knowledge.install_facts import InstallFactsError, parse_docker
+from stackresolve.knowledge.fields import KnowledgeError
+from stackresolve.knowledge.install_facts import parse_docker
 from stackresolve.knowledge.loader import constraints_dir, knowledge
 from stackresolve.resolve import resolve
 from stackresolve.request import Flags, build_request
@@ -134,7 +135,7 @@ def test_deleted_nvidia_tags_are_marked_unpullable(images):
 def test_parser_rejects_malformed_records(field, value):
     doc = docker_doc()
     doc["tf_image"][0] = {**doc["tf_image"][0], field: value}
-    with pytest.raises(InstallFactsError):
+    with pytest.raises(KnowledgeError):
         parse_docker(doc)
 
 

@@ -24,7 +24,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from stackresolve.emit import powershell
-from stackresolve.knowledge.install_facts import InstallFactsError, parse_windows
+from stackresolve.knowledge.fields import KnowledgeError
+from stackresolve.knowledge.install_facts import parse_windows
 from stackresolve.knowledge.loader import constraints_dir, knowledge
 from stackresolve.resolve import resolve
 from stackresolve.request import Flags, build_request
@@ -241,7 +242,7 @@ def test_cudnn_zips_say_when_a_login_is_needed(facts):
 def test_parser_rejects_an_injected_url():
     doc = windows_doc()
     doc["cuda_installer"][0] = {**doc["cuda_installer"][0], "url": "https://x.example/a.exe'; calc; '"}
-    with pytest.raises(InstallFactsError):
+    with pytest.raises(KnowledgeError):
         parse_windows(doc)
 
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
+
+from stackresolve.knowledge.fields import records
 
 # `apt-get install` arguments: a Debian package name, optionally `=version` (Debian policy 5.6.1 / 5.6.12).
 APT_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]+(=[0-9][A-Za-z0-9.+~:-]*)?")
@@ -196,228 +198,123 @@ class CondaKnowledge:
         return tuple(p for p in self.cudnn_packages if p.channel == channel and p.fits(cuda))
 
 
-# -- validation helpers -----------------------------------------------------------------------------------
-def _fail(file: str, where: str, message: str) -> ValueError:
-    return ValueError(f"{file}: {where}: {message}")
-
-
-def _records(doc: dict, table: str, file: str) -> list[tuple[dict, str]]:
-    if not isinstance(doc, dict):
-        raise ValueError(f"{file}: the document must be a table")
-    rows = doc.get(table, [])
-    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        raise ValueError(f"{file}: `{table}` must be an array of tables")
-    return [(row, f"[[{table}]] #{i + 1}") for i, row in enumerate(rows)]
-
-
-def _text(record: dict, key: str, file: str, where: str, pattern: re.Pattern | None = None,
-          allow_empty: bool = False) -> str:
-    if key not in record:
-        raise _fail(file, where, f"missing `{key}`")
-    value = record[key]
-    if not isinstance(value, str):
-        raise _fail(file, where, f"`{key}` must be a string, got {value!r}")
-    if value == "" and allow_empty:
-        return value
-    if pattern is not None and not pattern.fullmatch(value):
-        raise _fail(file, where, f"`{key}` = {value!r} does not have the documented form")
-    return value
-
-
-def _texts(record: dict, key: str, file: str, where: str, pattern: re.Pattern) -> tuple[str, ...]:
-    value = record.get(key)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _fail(file, where, f"`{key}` must be a list of strings")
-    for item in value:
-        if not pattern.fullmatch(item):
-            raise _fail(file, where, f"`{key}` item {item!r} does not have the documented form")
-    return tuple(value)
-
-
-def _flag(record: dict, key: str, file: str, where: str) -> bool:
-    value = record.get(key)
-    if not isinstance(value, bool):
-        raise _fail(file, where, f"`{key}` must be true or false")
-    return value
-
-
-def _version(record: dict, key: str, file: str, where: str, allow_empty: bool = False) -> str:
-    value = _text(record, key, file, where, allow_empty=allow_empty)
-    if value == "" and allow_empty:
-        return value
-    try:
-        Version(value)
-    except InvalidVersion:
-        raise _fail(file, where, f"`{key}` = {value!r} is not a version") from None
-    return value
-
-
-def _versions(record: dict, key: str, file: str, where: str) -> tuple[str, ...]:
-    values = _texts(record, key, file, where, APT_VERSION)
-    for value in values:
-        try:
-            Version(value)
-        except InvalidVersion:
-            raise _fail(file, where, f"`{key}` item {value!r} is not a version") from None
-    return values
-
-
-def _source(record: dict, file: str, where: str) -> str:
-    source = record.get("source")
-    if not isinstance(source, str) or not source.strip():
-        raise _fail(file, where, "record has no `source`")
-    return source
-
-
-def _note(record: dict) -> str:
-    note = record.get("note", "")
-    return note if isinstance(note, str) else ""
-
-
 # -- parsers ----------------------------------------------------------------------------------------------
 def parse_apt(doc: dict) -> AptKnowledge:
-    """Validate constraints/apt.toml (already parsed) into AptKnowledge. Raises ValueError naming the record."""
+    """Validate constraints/apt.toml (already parsed) into AptKnowledge. Raises KnowledgeError naming the record."""
     f = "apt.toml"
-    repos = tuple(
-        AptRepo(
-            name=_text(r, "name", f, w),
-            url=_text(r, "url", f, w, REPO_URL),
-            distros=_texts(r, "distros", f, w, DISTRO),
-            updated=_flag(r, "updated", f, w),
-            source=_source(r, f, w),
-            note=_note(r),
-        )
-        for r, w in _records(doc, "repo", f)
-    )
-    for repo in repos:
-        if repo.name not in APT_REPO_NAMES:
-            raise ValueError(f"{f}: repo {repo.name!r}: name must be one of {', '.join(APT_REPO_NAMES)}")
+    repos = []
+    for r in records(doc, "repo", f):
+        repo = AptRepo(name=r.one_of("name", APT_REPO_NAMES), url=r.text("url", pattern=REPO_URL),
+                       distros=r.texts("distros", pattern=DISTRO), updated=r.flag("updated"), source=r.source(),
+                       note=r.note())
         if repo.url.count("{distro}") != 1 or "{" in repo.url.replace("{distro}", ""):
-            raise ValueError(f"{f}: repo {repo.name}: url must contain {{distro}} exactly once")
-
-    cuda_repos = tuple(
-        AptCudaRepo(
-            cuda=_text(r, "cuda", f, w, CUDA_LINE),
-            ubuntu=_texts(r, "ubuntu", f, w, UBUNTU_RELEASE),
-            toolkit_package=_text(r, "toolkit_package", f, w, APT_PACKAGE),
-            toolkit_version=_text(r, "toolkit_version", f, w, APT_VERSION, allow_empty=True),
-            meta_version=_text(r, "meta_version", f, w, APT_VERSION, allow_empty=True),
-            full_package=_text(r, "full_package", f, w, APT_PACKAGE, allow_empty=True),
-            source=_source(r, f, w),
-            note=_note(r),
+            raise r.fail("url must contain {distro} exactly once")
+        repos.append(repo)
+    cuda_repos = []
+    for r in records(doc, "cuda_repo", f):
+        line = AptCudaRepo(
+            cuda=r.text("cuda", pattern=CUDA_LINE),
+            ubuntu=r.texts("ubuntu", pattern=UBUNTU_RELEASE),
+            toolkit_package=r.text("toolkit_package", pattern=APT_PACKAGE),
+            toolkit_version=r.text("toolkit_version", pattern=APT_VERSION, allow_empty=True),
+            meta_version=r.text("meta_version", pattern=APT_VERSION, allow_empty=True),
+            full_package=r.text("full_package", pattern=APT_PACKAGE, allow_empty=True),
+            source=r.source(),
+            note=r.note(),
         )
-        for r, w in _records(doc, "cuda_repo", f)
-    )
-    for line in cuda_repos:
         if "=" in line.toolkit_package or not line.toolkit_package.startswith("cuda-toolkit-"):
-            raise ValueError(f"{f}: cuda_repo {line.cuda}: toolkit_package must be a bare cuda-toolkit-X-Y name")
-
+            raise r.fail("toolkit_package must be a bare cuda-toolkit-X-Y name")
+        cuda_repos.append(line)
     cudnn_packages = []
-    for r, w in _records(doc, "cudnn_package", f):
+    for r in records(doc, "cudnn_package", f):
         package = AptCudnnPackage(
-            cudnn=_version(r, "cudnn", f, w),
-            full_version=_version(r, "full_version", f, w),
-            cuda=_text(r, "cuda", f, w, CUDA_LINE),
-            runtime=_text(r, "runtime", f, w, APT_PACKAGE),
-            dev=_text(r, "dev", f, w, APT_PACKAGE, allow_empty=True),
-            repo=_text(r, "repo", f, w),
-            ubuntu=_texts(r, "ubuntu", f, w, UBUNTU_RELEASE),
-            ubuntu_cuda_repo=_texts(r, "ubuntu_cuda_repo", f, w, UBUNTU_RELEASE),
-            source=_source(r, f, w),
-            note=_note(r),
+            cudnn=r.version("cudnn"),
+            full_version=r.version("full_version"),
+            cuda=r.text("cuda", pattern=CUDA_LINE),
+            runtime=r.text("runtime", pattern=APT_PACKAGE),
+            dev=r.text("dev", pattern=APT_PACKAGE, allow_empty=True),
+            repo=r.one_of("repo", APT_REPO_NAMES),
+            ubuntu=r.texts("ubuntu", pattern=UBUNTU_RELEASE),
+            ubuntu_cuda_repo=r.texts("ubuntu_cuda_repo", pattern=UBUNTU_RELEASE),
+            source=r.source(),
+            note=r.note(),
         )
-        if package.repo not in APT_REPO_NAMES:
-            raise _fail(f, w, f"`repo` must be one of {', '.join(APT_REPO_NAMES)}")
         if "=" not in package.runtime or (package.dev and "=" not in package.dev):
-            raise _fail(f, w, "`runtime` / `dev` must pin a version (name=version)")
+            raise r.fail("`runtime` / `dev` must pin a version (name=version)")
         if not set(package.ubuntu_cuda_repo) <= set(package.ubuntu):
-            raise _fail(f, w, "`ubuntu_cuda_repo` must be a subset of `ubuntu`")
+            raise r.fail("`ubuntu_cuda_repo` must be a subset of `ubuntu`")
         cudnn_packages.append(package)
-
     keyrings = tuple(
         AptKeyring(
-            method=_text(r, "method", f, w),
-            file=_text(r, "file", f, w, REPO_FILE),
-            key_id=_text(r, "key_id", f, w, re.compile(r"[0-9a-f]{8}")),
-            ubuntu=_texts(r, "ubuntu", f, w, UBUNTU_RELEASE),
-            current=_flag(r, "current", f, w),
-            source=_source(r, f, w),
-            note=_note(r),
+            method=r.one_of("method", KEYRING_METHODS),
+            file=r.text("file", pattern=REPO_FILE),
+            key_id=r.text("key_id", pattern=re.compile(r"[0-9a-f]{8}")),
+            ubuntu=r.texts("ubuntu", pattern=UBUNTU_RELEASE),
+            current=r.flag("current"),
+            source=r.source(),
+            note=r.note(),
         )
-        for r, w in _records(doc, "keyring", f)
+        for r in records(doc, "keyring", f)
     )
-    for keyring in keyrings:
-        if keyring.method not in KEYRING_METHODS:
-            raise ValueError(f"{f}: keyring {keyring.file}: method must be one of {', '.join(KEYRING_METHODS)}")
-
-    drivers = tuple(
-        AptDriverPackage(
-            branch=_text(r, "branch", f, w, re.compile(r"\d{3,4}")),
-            package=_text(r, "package", f, w, APT_PACKAGE),
-            ubuntu=_texts(r, "ubuntu", f, w, UBUNTU_RELEASE),
-            origin=_text(r, "origin", f, w),
-            source=_source(r, f, w),
-            note=_note(r),
+    drivers = []
+    for r in records(doc, "driver_package", f):
+        driver = AptDriverPackage(
+            branch=r.text("branch", pattern=re.compile(r"\d{3,4}")),
+            package=r.text("package", pattern=APT_PACKAGE),
+            ubuntu=r.texts("ubuntu", pattern=UBUNTU_RELEASE),
+            origin=r.one_of("origin", DRIVER_ORIGINS),
+            source=r.source(),
+            note=r.note(),
         )
-        for r, w in _records(doc, "driver_package", f)
-    )
-    for driver in drivers:
-        if driver.origin not in DRIVER_ORIGINS:
-            raise ValueError(f"{f}: driver_package {driver.package}: origin must be one of "
-                             f"{', '.join(DRIVER_ORIGINS)}")
         if "=" in driver.package:
-            raise ValueError(f"{f}: driver_package {driver.package}: package must be a bare name")
-    return AptKnowledge(repos, cuda_repos, tuple(cudnn_packages), keyrings, drivers)
+            raise r.fail(f"package {driver.package} must be a bare name")
+        drivers.append(driver)
+    return AptKnowledge(tuple(repos), tuple(cuda_repos), tuple(cudnn_packages), keyrings, tuple(drivers))
 
 
 def parse_conda(doc: dict) -> CondaKnowledge:
-    """Validate constraints/conda.toml (already parsed) into CondaKnowledge. Raises ValueError naming the record."""
+    """Validate constraints/conda.toml (already parsed) into CondaKnowledge. Raises KnowledgeError naming the
+    record."""
     f = "conda.toml"
     cuda_packages = tuple(
         CondaCudaPackage(
-            cuda=_text(r, "cuda", f, w, CUDA_LINE),
-            channel=_text(r, "channel", f, w, CONDA_CHANNEL),
-            specs=_texts(r, "specs", f, w, CONDA_SPEC),
-            versions=_versions(r, "versions", f, w),
-            only_channel=_flag(r, "only_channel", f, w),
-            source=_source(r, f, w),
-            note=_note(r),
+            cuda=r.text("cuda", pattern=CUDA_LINE),
+            channel=r.text("channel", pattern=CONDA_CHANNEL),
+            specs=r.texts("specs", pattern=CONDA_SPEC, nonempty=True),
+            versions=r.versions("versions"),
+            only_channel=r.flag("only_channel"),
+            source=r.source(),
+            note=r.note(),
         )
-        for r, w in _records(doc, "cuda_package", f)
+        for r in records(doc, "cuda_package", f)
     )
-    for package in cuda_packages:
-        if not package.specs:
-            raise ValueError(f"{f}: cuda_package {package.cuda} on {package.channel}: `specs` is empty")
     cudnn_packages = tuple(
         CondaCudnnPackage(
-            cudnn=_version(r, "cudnn", f, w),
-            full_version=_version(r, "full_version", f, w, allow_empty=True),
-            cuda=_text(r, "cuda", f, w, CUDA_LINE),
-            channel=_text(r, "channel", f, w, CONDA_CHANNEL),
-            spec=_text(r, "spec", f, w, CONDA_SPEC),
-            requires=_text(r, "requires", f, w, allow_empty=True),
-            only_channel=_flag(r, "only_channel", f, w),
-            source=_source(r, f, w),
-            note=_note(r),
+            cudnn=r.version("cudnn"),
+            full_version=r.version("full_version", allow_empty=True),
+            cuda=r.text("cuda", pattern=CUDA_LINE),
+            channel=r.text("channel", pattern=CONDA_CHANNEL),
+            spec=r.text("spec", pattern=CONDA_SPEC),
+            requires=r.text("requires", allow_empty=True),
+            only_channel=r.flag("only_channel"),
+            source=r.source(),
+            note=r.note(),
         )
-        for r, w in _records(doc, "cudnn_package", f)
+        for r in records(doc, "cudnn_package", f)
     )
     docs = []
-    for r, w in _records(doc, "tensorflow_doc", f):
-        platforms = tuple(p.strip() for p in _text(r, "platform", f, w).split(",") if p.strip())
+    for r in records(doc, "tensorflow_doc", f):
+        platforms = tuple(p.strip() for p in r.text("platform").split(",") if p.strip())
         if not platforms or not set(platforms) <= {"linux", "windows", "macos"}:
-            raise _fail(f, w, "`platform` must list linux / windows / macos")
-        pip = r.get("pip", [])
-        if not isinstance(pip, list) or not all(isinstance(p, str) for p in pip):
-            raise _fail(f, w, "`pip` must be a list of strings")
+            raise r.fail("`platform` must list linux / windows / macos")
         docs.append(CondaTensorflowDoc(
-            date=_text(r, "date", f, w, re.compile(r"\d{4}-\d{2}-\d{2}")),
-            channel=_text(r, "channel", f, w, CONDA_CHANNEL),
-            specs=_texts(r, "specs", f, w, CONDA_SPEC),
-            pip=tuple(pip),
+            date=r.text("date", pattern=re.compile(r"\d{4}-\d{2}-\d{2}")),
+            channel=r.text("channel", pattern=CONDA_CHANNEL),
+            specs=r.texts("specs", pattern=CONDA_SPEC),
+            pip=r.texts("pip", optional=True),
             platforms=platforms,
-            source=_source(r, f, w),
-            note=_note(r),
+            source=r.source(),
+            note=r.note(),
         ))
     return CondaKnowledge(cuda_packages, cudnn_packages, tuple(docs))
 

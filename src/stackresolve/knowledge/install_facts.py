@@ -11,11 +11,9 @@ import re
 from dataclasses import dataclass
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-
-class InstallFactsError(ValueError):
-    """docker.toml or windows.toml does not have the documented shape."""
+from stackresolve.knowledge.fields import records
 
 
 # Patterns for values that end up inside generated scripts.
@@ -125,150 +123,97 @@ class MsvcRuntime:
         return SpecifierSet(self.tf).contains(Version(tf_version), prereleases=True)
 
 
-# -- helpers -----------------------------------------------------------------------------------------------
-def _rows(doc: dict, table: str, file: str) -> list[tuple[dict, str]]:
-    rows = doc.get(table, [])
-    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        raise InstallFactsError(f"{file}: `{table}` must be an array of tables")
-    return [(row, f"{file} [[{table}]] #{i + 1}") for i, row in enumerate(rows)]
-
-
-def _text(row: dict, key: str, where: str, pattern: re.Pattern | None = None) -> str:
-    value = row.get(key)
-    if not isinstance(value, str) or not value:
-        raise InstallFactsError(f"{where}: `{key}` must be a non-empty string")
-    if pattern is not None and not pattern.match(value):
-        raise InstallFactsError(f"{where}: `{key}` = {value!r} is not of the expected form")
-    return value
-
-
-def _flag(row: dict, key: str, where: str) -> bool:
-    value = row.get(key)
-    if not isinstance(value, bool):
-        raise InstallFactsError(f"{where}: `{key}` must be true or false")
-    return value
-
-
-def _texts(row: dict, key: str, where: str, pattern: re.Pattern) -> tuple[str, ...]:
-    values = row.get(key)
-    if not isinstance(values, list) or not values:
-        raise InstallFactsError(f"{where}: `{key}` must be a non-empty list")
-    for value in values:
-        if not isinstance(value, str) or not pattern.match(value):
-            raise InstallFactsError(f"{where}: `{key}` item {value!r} is not of the expected form")
-    return tuple(values)
-
-
-def _version(row: dict, key: str, where: str) -> str:
-    value = _text(row, key, where, _VERSION)
-    try:
-        Version(value)
-    except InvalidVersion as exc:  # pragma: no cover - the pattern already guarantees a version
-        raise InstallFactsError(f"{where}: `{key}` = {value!r} is not a version") from exc
-    return value
-
-
-def _note(row: dict, where: str) -> str:
-    note = row.get("note", "")
-    if not isinstance(note, str):
-        raise InstallFactsError(f"{where}: `note` must be a string")
-    return note
-
-
 # -- parsers -----------------------------------------------------------------------------------------------
 def parse_docker(doc: dict) -> tuple[tuple[TfImage, ...], tuple[CudaImage, ...]]:
     """docker.toml -> (official TensorFlow GPU images, nvidia/cuda runtime images)."""
     f = "docker.toml"
     tf_images = tuple(
         TfImage(
-            version=_version(r, "version", w),
-            tag=_text(r, "tag", w, _IMAGE_TAG),
-            python=_text(r, "python", w, _MINOR),
-            cuda=_text(r, "cuda", w, _MINOR),
-            cudnn=_version(r, "cudnn", w),
-            ubuntu=_text(r, "ubuntu", w, _MINOR),
-            source=_text(r, "source", w),
-            note=_note(r, w),
+            version=r.text("version", pattern=_VERSION),
+            tag=r.text("tag", pattern=_IMAGE_TAG),
+            python=r.text("python", pattern=_MINOR),
+            cuda=r.text("cuda", pattern=_MINOR),
+            cudnn=r.text("cudnn", pattern=_VERSION),
+            ubuntu=r.text("ubuntu", pattern=_MINOR),
+            source=r.source(),
+            note=r.note(),
         )
-        for r, w in _rows(doc, "tf_image", f)
+        for r in records(doc, "tf_image", f)
     )
-    cuda_images = tuple(
-        CudaImage(
-            tag=_text(r, "tag", w, _IMAGE_TAG),
-            cuda=_text(r, "cuda", w, _MINOR),
-            release=_version(r, "release", w),
-            cudnn=_version(r, "cudnn", w),
-            ubuntu=_text(r, "ubuntu", w, _MINOR),
-            python=_text(r, "python", w, _MINOR),
-            pullable=_flag(r, "pullable", w),
-            source=_text(r, "source", w),
-            note=_note(r, w),
+    cuda_images = []
+    for r in records(doc, "cuda_image", f):
+        image = CudaImage(
+            tag=r.text("tag", pattern=_IMAGE_TAG),
+            cuda=r.text("cuda", pattern=_MINOR),
+            release=r.text("release", pattern=_VERSION),
+            cudnn=r.text("cudnn", pattern=_VERSION),
+            ubuntu=r.text("ubuntu", pattern=_MINOR),
+            python=r.text("python", pattern=_MINOR),
+            pullable=r.flag("pullable"),
+            source=r.source(),
+            note=r.note(),
         )
-        for r, w in _rows(doc, "cuda_image", f)
-    )
-    for image in cuda_images:
         if not image.release.startswith(image.cuda + "."):
-            raise InstallFactsError(f"{f}: cuda_image {image.tag}: release {image.release} is not CUDA {image.cuda}")
-    return tf_images, cuda_images
+            raise r.fail(f"release {image.release} is not CUDA {image.cuda}")
+        cuda_images.append(image)
+    return tf_images, tuple(cuda_images)
 
 
 def parse_windows(doc: dict) -> tuple[tuple[CudaInstaller, ...], tuple[CudnnZip, ...], tuple[MsvcRuntime, ...]]:
     """windows.toml -> (CUDA installers, cuDNN zips, Visual C++ runtime requirements)."""
     f = "windows.toml"
     installers = []
-    for r, w in _rows(doc, "cuda_installer", f):
+    for r in records(doc, "cuda_installer", f):
         installer = CudaInstaller(
-            version=_text(r, "version", w, _MINOR),
-            release=_version(r, "release", w),
-            url=_text(r, "url", w, _URL),
-            kind=_text(r, "kind", w),
-            components=_texts(r, "components", w, _COMPONENT),
-            bin_dirs=_texts(r, "bin_dirs", w, _REL_DIR),
-            source=_text(r, "source", w),
-            note=_note(r, w),
+            version=r.text("version", pattern=_MINOR),
+            release=r.text("release", pattern=_VERSION),
+            url=r.text("url", pattern=_URL),
+            kind=r.one_of("kind", ("local", "network")),
+            components=r.texts("components", pattern=_COMPONENT, nonempty=True),
+            bin_dirs=r.texts("bin_dirs", pattern=_REL_DIR, nonempty=True),
+            source=r.source(),
+            note=r.note(),
         )
-        if installer.kind not in ("local", "network"):
-            raise InstallFactsError(f"{w}: `kind` must be local or network")
         if not installer.release.startswith(installer.version + "."):
-            raise InstallFactsError(f"{w}: release {installer.release} is not CUDA {installer.version}")
+            raise r.fail(f"release {installer.release} is not CUDA {installer.version}")
         wrong = [c for c in installer.components if not c.endswith("_" + installer.version)]
         if wrong:
-            raise InstallFactsError(f"{w}: components {wrong} are not for CUDA {installer.version}")
+            raise r.fail(f"components {wrong} are not for CUDA {installer.version}")
         installers.append(installer)
     zips = []
-    for r, w in _rows(doc, "cudnn_zip", f):
+    for r in records(doc, "cudnn_zip", f):
         record = CudnnZip(
-            version=_version(r, "version", w),
-            full_version=_version(r, "full_version", w),
-            cuda=_text(r, "cuda", w, _CUDA_LINE),
-            file=_text(r, "file", w, _FILE),
-            root=_text(r, "root", w, _FILE),
-            url=_text(r, "url", w, _URL),
-            login_required=_flag(r, "login_required", w),
-            page=_text(r, "page", w, _URL),
-            source=_text(r, "source", w),
-            note=_note(r, w),
+            version=r.text("version", pattern=_VERSION),
+            full_version=r.text("full_version", pattern=_VERSION),
+            cuda=r.text("cuda", pattern=_CUDA_LINE),
+            file=r.text("file", pattern=_FILE),
+            root=r.text("root", pattern=_FILE),
+            url=r.text("url", pattern=_URL),
+            login_required=r.flag("login_required"),
+            page=r.text("page", pattern=_URL),
+            source=r.source(),
+            note=r.note(),
         )
         if not record.url.endswith("/" + record.file):
-            raise InstallFactsError(f"{w}: url does not end in the file name {record.file}")
+            raise r.fail(f"url does not end in the file name {record.file}")
         if not record.full_version.startswith(record.version + "."):
-            raise InstallFactsError(f"{w}: full_version {record.full_version} is not cuDNN {record.version}")
+            raise r.fail(f"full_version {record.full_version} is not cuDNN {record.version}")
         zips.append(record)
     runtimes = []
-    for r, w in _rows(doc, "msvc", f):
+    for r in records(doc, "msvc", f):
         runtime = MsvcRuntime(
-            tf=_text(r, "tf", w),
-            name=_text(r, "name", w),
-            dll=_text(r, "dll", w, _FILE),
-            registry=_text(r, "registry", w, _REGISTRY),
-            download_url=_text(r, "download_url", w, _URL),
-            page=_text(r, "page", w, _URL),
-            source=_text(r, "source", w),
-            note=_note(r, w),
+            tf=r.text("tf"),
+            name=r.text("name"),
+            dll=r.text("dll", pattern=_FILE),
+            registry=r.text("registry", pattern=_REGISTRY),
+            download_url=r.text("download_url", pattern=_URL),
+            page=r.text("page", pattern=_URL),
+            source=r.source(),
+            note=r.note(),
         )
         try:
             SpecifierSet(runtime.tf)
         except InvalidSpecifier as exc:
-            raise InstallFactsError(f"{w}: `tf` = {runtime.tf!r} is not a version specifier") from exc
+            raise r.fail(f"`tf` = {runtime.tf!r} is not a version specifier") from exc
         runtimes.append(runtime)
     return tuple(installers), tuple(zips), tuple(runtimes)

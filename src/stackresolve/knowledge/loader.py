@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import marshal
 import os
 import sys
@@ -14,8 +15,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-from packaging.version import InvalidVersion, Version
-
+from stackresolve.knowledge.fields import Fields, KnowledgeError, records
 from stackresolve.knowledge.model import (
     WHEEL_PLATFORMS,
     ArchSupport,
@@ -33,10 +33,6 @@ from stackresolve.knowledge.model import (
     WheelRelease,
     cc_tuple,
 )
-
-
-class KnowledgeError(ValueError):
-    """A constraints file does not have the documented shape."""
 
 
 def constraints_dir() -> Path:
@@ -79,195 +75,139 @@ def python_column(text: str) -> tuple[str, ...]:
     return tuple(versions)
 
 
-def _need(record: dict, key: str, where: str, kind=str):
-    if key not in record:
-        raise KnowledgeError(f"{where}: missing `{key}`")
-    value = record[key]
-    if not isinstance(value, kind):
-        raise KnowledgeError(f"{where}: `{key}` must be {kind.__name__}, got {value!r}")
-    return value
-
-
-def _source(record: dict, where: str) -> str:
-    source = record.get("source")
-    if not isinstance(source, str) or not source.strip():
-        raise KnowledgeError(f"{where}: record has no `source`")
-    return source
-
-
-def _version(text: str, where: str) -> str:
-    try:
-        Version(text)
-    except InvalidVersion as exc:
-        raise KnowledgeError(f"{where}: {text!r} is not a version") from exc
-    return text
-
-
 def _table_version(text: str) -> str:
     """The tables print some versions as a bare major ("CUDA 9", "cuDNN 7"): that is X.0 and up."""
     return f"{text}.0" if text.isdigit() else text
-
-
-def _optional_version(text: str, where: str) -> str:
-    return _version(text, where) if text else ""
-
-
-def _cc(text: str, where: str) -> str:
-    try:
-        cc_tuple(text)
-    except ValueError as exc:
-        raise KnowledgeError(f"{where}: {text!r} is not a compute capability X.Y") from exc
-    return text
-
-
-def _records(doc: dict, table: str, file: str) -> list[tuple[dict, str]]:
-    rows = doc.get(table, [])
-    if not isinstance(rows, list):
-        raise KnowledgeError(f"{file}: `{table}` must be an array of tables")
-    return [(row, f"{file} [[{table}]] #{i + 1}") for i, row in enumerate(rows)]
 
 
 def parse_tensorflow(doc: dict):
     f = "tensorflow.toml"
     lines = tuple(
         TensorFlowLine(
-            version=_version(_need(r, "version", w), w),
-            gpu_package_linux=_need(r, "gpu_package_linux", w),
-            gpu_package_windows=_need(r, "gpu_package_windows", w),
-            and_cuda_extra=_need(r, "and_cuda_extra", w, bool),
-            source=_source(r, w),
-            note=r.get("note", ""),
-            and_cuda_blocker=r.get("and_cuda_blocker", ""),
+            version=r.version("version"),
+            gpu_package_linux=r.text("gpu_package_linux", allow_empty=True),
+            gpu_package_windows=r.text("gpu_package_windows", allow_empty=True),
+            and_cuda_extra=r.flag("and_cuda_extra"),
+            source=r.source(),
+            note=r.note(),
+            and_cuda_blocker=r.text("and_cuda_blocker", optional=True),
         )
-        for r, w in _records(doc, "line", f)
+        for r in records(doc, "line", f)
     )
     builds = tuple(
         TestedBuild(
-            os=_need(r, "os", w),
-            package=_need(r, "package", w),
-            version=_version(_need(r, "version", w), w),
-            python=_need(r, "python", w),
-            python_versions=python_column(_need(r, "python", w)),
-            compiler=r.get("compiler", ""),
-            build_tools=r.get("build_tools", ""),
-            cuda=_table_version(r.get("cuda", "")),
-            cudnn=_table_version(r.get("cudnn", "")),
-            source=_source(r, w),
-            note=r.get("note", ""),
+            os=r.one_of("os", ("linux", "windows", "macos")),
+            package=r.text("package"),
+            version=r.version("version"),
+            python=r.text("python"),
+            python_versions=python_column(r.text("python")),
+            compiler=r.text("compiler", optional=True),
+            build_tools=r.text("build_tools", optional=True),
+            cuda=_table_version(r.text("cuda", optional=True)),
+            cudnn=_table_version(r.text("cudnn", optional=True)),
+            source=r.source(),
+            note=r.note(),
         )
-        for r, w in _records(doc, "tested_build", f)
+        for r in records(doc, "tested_build", f)
     )
     archs = tuple(
         CompiledArch(
-            line=_need(r, "line", w),
-            sass=tuple(_cc(c, w) for c in _need(r, "sass", w, list)),
-            ptx=tuple(_cc(c, w) for c in _need(r, "ptx", w, list)),
-            source=_source(r, w),
-            note=r.get("note", ""),
-            os=_need(r, "os", w) if table == "compiled_arch_override" else "",
-            versions=tuple(_version(v, w) for v in r.get("versions", ())),
+            line=r.version("line"),
+            sass=r.ccs("sass"),
+            ptx=r.ccs("ptx"),
+            source=r.source(),
+            note=r.note(),
+            os=r.one_of("os", ("linux", "windows")) if table == "compiled_arch_override" else "",
+            versions=r.versions("versions", optional=True),
         )
         for table in ("compiled_arch", "compiled_arch_override")
-        for r, w in _records(doc, table, f)
+        for r in records(doc, table, f)
     )
     artifacts = tuple(
         CudnnArtifact(
-            line=_need(r, "line", w),
-            os=_need(r, "os", w),
-            cuda=_version(_need(r, "cuda", w), w),
-            cudnn=_version(_need(r, "cudnn", w), w),
-            full_version=r.get("full_version", ""),
-            how=_need(r, "how", w),
-            source=_source(r, w),
-            note=r.get("note", ""),
-            compiled=_optional_version(r.get("compiled", ""), w),
+            line=r.version("line"),
+            os=r.one_of("os", ("linux", "windows")),
+            cuda=r.version("cuda"),
+            cudnn=r.version("cudnn"),
+            full_version=r.version("full_version", allow_empty=True),
+            how=r.one_of("how", ("dockerfile", "install-guide", "and-cuda-pin", "tested-table-only", "inferred")),
+            source=r.source(),
+            note=r.note(),
+            compiled=r.version("compiled", optional=True),
         )
-        for r, w in _records(doc, "cudnn_artifact", f)
+        for r in records(doc, "cudnn_artifact", f)
     )
-    for b in builds:
-        if b.os not in ("linux", "windows", "macos"):
-            raise KnowledgeError(f"{f}: tested_build {b.version}: unknown os {b.os!r}")
-    for a in artifacts:
-        if a.os not in ("linux", "windows"):
-            raise KnowledgeError(f"{f}: cudnn_artifact {a.line}: unknown os {a.os!r}")
     return lines, builds, archs, artifacts
 
 
 def parse_wheels(doc: dict) -> tuple[WheelRelease, ...]:
-    f = "tensorflow_wheels.toml"
-    releases = []
-    for r, w in _records(doc, "release", f):
-        releases.append(
-            WheelRelease(
-                package=_need(r, "package", w),
-                version=_version(_need(r, "version", w), w),
-                pythons={p: tuple(r.get(p, ())) for p in WHEEL_PLATFORMS},
-                yanked=bool(r.get("yanked", False)),
-                stub=bool(r.get("stub", False)),
-                and_cuda=tuple(r.get("and_cuda", ())),
-                source=_source(r, w),
-            )
+    return tuple(
+        WheelRelease(
+            package=r.text("package"),
+            version=r.version("version"),
+            pythons={p: r.texts(p, optional=True) for p in WHEEL_PLATFORMS},
+            yanked=r.flag("yanked", optional=True),
+            stub=r.flag("stub", optional=True),
+            and_cuda=r.texts("and_cuda", optional=True),
+            source=r.source(),
         )
-    return tuple(releases)
+        for r in records(doc, "release", "tensorflow_wheels.toml")
+    )
 
 
 def parse_cuda(doc: dict) -> tuple[CudaToolkit, ...]:
-    f = "cuda.toml"
     return tuple(
         CudaToolkit(
-            version=_version(_need(r, "version", w), w),
-            releases=tuple(_version(v, w) for v in r.get("releases", [])),
-            driver_linux=_optional_version(_need(r, "driver_linux", w), w),
-            driver_windows=_optional_version(_need(r, "driver_windows", w), w),
-            compat_driver_linux=r.get("compat_driver_linux", ""),
-            compat_driver_windows=r.get("compat_driver_windows", ""),
-            arch_min=_cc(_need(r, "arch_min", w), w),
-            arch_max=_cc(_need(r, "arch_max", w), w),
-            released=r.get("released", ""),
-            source=_source(r, w),
-            note=r.get("note", ""),
+            version=r.version("version"),
+            releases=r.versions("releases", optional=True),
+            driver_linux=r.version("driver_linux", allow_empty=True),
+            driver_windows=r.version("driver_windows", allow_empty=True),
+            compat_driver_linux=r.version("compat_driver_linux", optional=True),
+            compat_driver_windows=r.version("compat_driver_windows", optional=True),
+            arch_min=r.cc("arch_min"),
+            arch_max=r.cc("arch_max"),
+            released=r.text("released", optional=True),
+            source=r.source(),
+            note=r.note(),
         )
-        for r, w in _records(doc, "toolkit", f)
+        for r in records(doc, "toolkit", "cuda.toml")
     )
 
 
 def parse_cudnn(doc: dict) -> tuple[CudnnRelease, ...]:
-    f = "cudnn.toml"
     known = {"version", "builds", "arch_min", "arch_max", "released", "source", "note"}
     releases = []
-    for r, w in _records(doc, "release", f):
-        builds = tuple(
-            CudnnBuild(cuda=_need(b, "cuda", w), full_version=_need(b, "full_version", w))
-            for b in _need(r, "builds", w, list)
-        )
-        releases.append(
-            CudnnRelease(
-                version=_version(_need(r, "version", w), w),
-                builds=builds,
-                arch_min=_cc(_need(r, "arch_min", w), w),
-                arch_max=_cc(_need(r, "arch_max", w), w),
-                released=r.get("released", ""),
-                source=_source(r, w),
-                note=r.get("note", ""),
-                extra={k: v for k, v in r.items() if k not in known},
-            )
-        )
+    for r in records(doc, "release", "cudnn.toml"):
+        raw_builds = r.record.get("builds")
+        if not isinstance(raw_builds, list) or not raw_builds:
+            raise r.fail("`builds` must be a non-empty array of tables")
+        builds = tuple(CudnnBuild(cuda=b.text("cuda"), full_version=b.version("full_version"))
+                       for b in (Fields(b, f"{r.where} builds") for b in raw_builds))
+        releases.append(CudnnRelease(
+            version=r.version("version"),
+            builds=builds,
+            arch_min=r.cc("arch_min"),
+            arch_max=r.cc("arch_max"),
+            released=r.text("released", optional=True),
+            source=r.source(),
+            note=r.note(),
+            extra={k: v for k, v in r.record.items() if k not in known},
+        ))
     return tuple(releases)
 
 
 def parse_gpus(doc: dict) -> tuple[Gpu, ...]:
-    f = "gpus.toml"
     return tuple(
         Gpu(
-            name=_need(r, "name", w),
-            cc=_cc(_need(r, "cc", w), w),
-            architecture=_need(r, "architecture", w),
-            segment=_need(r, "segment", w),
-            aliases=tuple(r.get("aliases", ())),
-            source=_source(r, w),
-            note=r.get("note", ""),
+            name=r.text("name"),
+            cc=r.cc("cc"),
+            architecture=r.text("architecture"),
+            segment=r.text("segment"),
+            aliases=r.texts("aliases", optional=True),
+            source=r.source(),
+            note=r.note(),
         )
-        for r, w in _records(doc, "gpu", f)
+        for r in records(doc, "gpu", "gpus.toml")
     )
 
 
@@ -275,23 +215,18 @@ def parse_drivers(doc: dict) -> tuple[tuple[ArchSupport, ...], tuple[PlatformMin
     f = "drivers.toml"
     support = tuple(
         ArchSupport(
-            architecture=_need(r, "architecture", w),
-            cc=tuple(_cc(c, w) for c in _need(r, "cc", w, list)),
-            last_branch=r.get("last_branch", ""),
-            last_version=r.get("last_version", ""),
-            source=_source(r, w),
-            note=r.get("note", ""),
+            architecture=r.text("architecture"),
+            cc=r.ccs("cc"),
+            last_branch=r.text("last_branch", optional=True, pattern=re.compile(r"\d{3,4}")),
+            last_version=r.version("last_version", optional=True),
+            source=r.source(),
+            note=r.note(),
         )
-        for r, w in _records(doc, "arch_support", f)
+        for r in records(doc, "arch_support", f)
     )
     minimums = tuple(
-        PlatformMinimum(
-            platform=_need(r, "platform", w),
-            driver=_version(_need(r, "driver", w), w),
-            source=_source(r, w),
-            note=r.get("note", ""),
-        )
-        for r, w in _records(doc, "platform_minimum", f)
+        PlatformMinimum(platform=r.text("platform"), driver=r.version("driver"), source=r.source(), note=r.note())
+        for r in records(doc, "platform_minimum", f)
     )
     return support, minimums
 
@@ -300,24 +235,23 @@ def parse_pitfalls(doc: dict) -> tuple[Pitfall, ...]:
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-    f = "pitfalls.toml"
     pins = []
-    for r, w in _records(doc, "pin", f):
+    for r in records(doc, "pin", "pitfalls.toml"):
         pin = Pitfall(
-            package=_need(r, "package", w),
-            constraint=_need(r, "constraint", w),
-            tf=_need(r, "tf", w),
-            os=tuple(r.get("os", ())),
-            python=r.get("python", ""),
-            why=_need(r, "why", w),
-            source=_source(r, w),
+            package=r.text("package"),
+            constraint=r.text("constraint"),
+            tf=r.text("tf"),
+            os=r.texts("os", optional=True),
+            python=r.text("python", optional=True),
+            why=r.text("why"),
+            source=r.source(),
         )
         try:
             Requirement(pin.requirement)
             SpecifierSet(pin.tf)
             SpecifierSet(pin.python)
         except (InvalidRequirement, InvalidSpecifier) as exc:
-            raise KnowledgeError(f"{w}: {exc}") from exc
+            raise r.fail(str(exc)) from exc
         pins.append(pin)
     return tuple(pins)
 
@@ -332,27 +266,27 @@ def parse_nvidia_builds(doc: dict) -> tuple[NvidiaBuild, ...]:
     builds = []
     for kind, table, needs in (("pip", "pip_release", NVIDIA_PIP_NEEDS),
                                ("container", "container", NVIDIA_CONTAINER_NEEDS)):
-        for r, w in _records(doc, table, f):
-            verified = tuple(r.get("verified_fields", ()))
+        for r in records(doc, table, f):
+            verified = r.texts("verified_fields", optional=True)
             if not needs <= set(verified):
                 continue
-            python = r.get("python", [])
+            python = r.record.get("python", [])
             builds.append(NvidiaBuild(
                 kind=kind,
-                version=_need(r, "version" if kind == "pip" else "release", w),
-                tf_base=_version(_need(r, "tf_base", w), w),
-                release=r.get("container", r.get("release", "")),
-                pythons=tuple(python) if isinstance(python, list) else (python,),
-                cuda=_version(_need(r, "cuda", w), w),
-                cudnn=r.get("cudnn", ""),
-                driver_stated=_version(_need(r, "driver_stated", w), w),
-                driver_compat=tuple(r.get("driver_compat", ()) if "driver_compat" in verified else ()),
-                tag=r.get("tag", ""),
-                ubuntu=r.get("ubuntu", "") if "ubuntu" in verified else "",
-                cuda_wheels=bool(r.get("cuda_wheel_names")),
+                version=r.text("version" if kind == "pip" else "release"),
+                tf_base=r.version("tf_base"),
+                release=r.text("container", optional=True) or r.text("release", optional=True),
+                pythons=r.texts("python") if isinstance(python, list) else (r.text("python"),),
+                cuda=r.version("cuda"),
+                cudnn=r.text("cudnn", optional=True),
+                driver_stated=r.version("driver_stated"),
+                driver_compat=r.versions("driver_compat", optional=True) if "driver_compat" in verified else (),
+                tag=r.text("tag", optional=True),
+                ubuntu=r.text("ubuntu", optional=True) if "ubuntu" in verified else "",
+                cuda_wheels=bool(r.record.get("cuda_wheel_names")),
                 verified=verified,
-                source=_source(r, w),
-                note=r.get("note", ""),
+                source=r.source(),
+                note=r.note(),
             ))
     return tuple(builds)
 
@@ -409,21 +343,15 @@ def load_knowledge(directory: Path | None = None):
     from stackresolve.knowledge.base import KnowledgeBase
 
     docs, digest_text = _parsed_documents(directory)
-    from stackresolve.knowledge.install_facts import InstallFactsError, parse_docker, parse_windows
+    from stackresolve.knowledge.install_facts import parse_docker, parse_windows
 
     lines, builds, archs, artifacts = parse_tensorflow(docs["tensorflow.toml"])
     support, minimums = parse_drivers(docs["drivers.toml"])
-    try:
-        tf_images, cuda_images = parse_docker(docs["docker.toml"])
-        cuda_installers, cudnn_zips, msvc_runtimes = parse_windows(docs["windows.toml"])
-    except InstallFactsError as exc:
-        raise KnowledgeError(str(exc)) from exc
+    tf_images, cuda_images = parse_docker(docs["docker.toml"])
+    cuda_installers, cudnn_zips, msvc_runtimes = parse_windows(docs["windows.toml"])
     from stackresolve.knowledge.channels import parse_apt, parse_conda
 
-    try:
-        apt, conda = parse_apt(docs["apt.toml"]), parse_conda(docs["conda.toml"])
-    except ValueError as exc:
-        raise KnowledgeError(str(exc)) from exc
+    apt, conda = parse_apt(docs["apt.toml"]), parse_conda(docs["conda.toml"])
     return KnowledgeBase(
         date=str(docs["meta.toml"].get("date", "")),
         digest=digest_text[:12],
@@ -446,8 +374,8 @@ def load_knowledge(directory: Path | None = None):
         apt=apt,
         conda=conda,
         nvidia_builds=parse_nvidia_builds(docs["nvidia_tensorflow.toml"]),
-        nvidia_index=next((_source(r, w) for r, w in _records(docs["nvidia_tensorflow.toml"], "index",
-                                                               "nvidia_tensorflow.toml")), ""),
+        nvidia_index=next((r.source() for r in records(docs["nvidia_tensorflow.toml"], "index",
+                                                        "nvidia_tensorflow.toml")), ""),
     )
 
 
