@@ -259,12 +259,25 @@ def test_a_library_missing_from_the_toolkit(tmp_path, kb):
     assert codes(report, "error") == ["library-missing"]
 
 
-def test_doctor_on_this_host_never_raises(kb):
+def test_doctor_on_this_host_describes_this_interpreter(kb):
+    import importlib.metadata
+    import platform
+
     from stackresolve.doctor import doctor
 
     report = doctor(kb=kb)
-    json.dumps(report.to_json_dict())
-    assert report.exit_code in (0, 1) and report.render_text().endswith("powershell\n")
+    doc = json.loads(json.dumps(report.to_json_dict()))
+    assert doc["machine"]["python"]["version"] == platform.python_version()
+    assert doc["machine"]["os"] in ("linux", "wsl2", "windows", "macos")
+    try:
+        installed = importlib.metadata.version("tensorflow")
+    except importlib.metadata.PackageNotFoundError:
+        installed = None
+    if installed is None:  # then doctor checks against the newest stack for this machine, and says why
+        assert report.target.origin == "newest for this machine"
+        assert "tensorflow-not-installed" in [f.code for f in report.findings] and report.exit_code == 1
+    else:
+        assert (report.target.origin, report.target.tf_version) == ("installed", installed)
 
 
 def test_protobuf_4_in_a_tf115_environment(tmp_path, kb):
