@@ -44,6 +44,10 @@ def render_text(machine: Machine) -> str:
             parts.append("compute capability unknown")
         if g.memory_mib:
             parts.append(f"{g.memory_mib} MiB")
+        if g.model and g.model != g.name:
+            parts.append(f"model {g.model}")
+        if g.pci_id:
+            parts.append(f"PCI {g.pci_id}")
         lines.append(_row(f"GPU {g.index}", ", ".join(parts), g.source))
 
     if not machine.cuda_toolkits:

@@ -35,7 +35,7 @@ class CommandTimeout(Exception):
     """The program ran longer than its timeout and was killed. `stdout` holds what it printed before that."""
 
     def __init__(self, program: str, timeout: float, stdout: str = "", stderr: str = ""):
-        super().__init__(f"{program}: no answer within {timeout:.2f} s")
+        super().__init__(f"{program}: timed out, no answer within {timeout:.2f} s")
         self.program = program
         self.timeout = timeout
         self.stdout = stdout
