@@ -185,15 +185,16 @@ def test_odd_exit_codes_with_plausible_output_are_not_trusted_for_csv(tmp_path, 
     assert not any(g.source == "nvidia-smi" for g in m.gpus)
 
 
-def test_ctrl_c_kills_the_process_group_and_propagates(tmp_path):
+@pytest.mark.parametrize("started", [1, 2])  # 1: Ctrl-C while the child is still being started
+def test_ctrl_c_kills_the_process_group_and_propagates(tmp_path, started):
     pidfile = tmp_path / "pids"
     hung = script(tmp_path / "hang", HANG.format(pidfile=pidfile))
     main = threading.main_thread().ident
 
     def interrupt():
         end = time.monotonic() + 5
-        while len(pids_in(pidfile)) < 2 and time.monotonic() < end:  # both processes are up
-            time.sleep(0.01)
+        while len(pids_in(pidfile)) < started and time.monotonic() < end:
+            time.sleep(0.001)
         signal.pthread_kill(main, signal.SIGINT)
 
     threading.Thread(target=interrupt, daemon=True).start()
@@ -202,7 +203,7 @@ def test_ctrl_c_kills_the_process_group_and_propagates(tmp_path):
         SubprocessRunner()([str(hung)], 30)
     assert time.monotonic() - t0 < 5
     pids = pids_in(pidfile)
-    assert len(pids) == 2 and wait_gone(pids) == []
+    assert len(pids) >= started and wait_gone(pids) == []
 
 
 def test_timeout_kills_the_grandchild_holding_the_pipes(tmp_path):
@@ -243,4 +244,28 @@ def test_cli_with_hung_nvidia_smi_prints_no_traceback(tmp_path):
     assert "Traceback" not in proc.stderr
     assert '"status": "timeout"' in proc.stdout
     assert elapsed < 1.0 + 1.0 + 3.0  # the budget, the second allowed, and the interpreter's start-up
+    assert wait_gone(pids_in(pidfile)) == []
+
+
+def test_cli_ctrl_c_leaves_no_nvidia_smi_behind(tmp_path):
+    pidfile = tmp_path / "pids"
+    bindir = tmp_path / "bin"
+    script(bindir / "nvidia-smi", HANG.format(pidfile=pidfile))
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
+           "STACKRESOLVE_DETECT_TIMEOUT": "30"}
+    proc = subprocess.Popen([sys.executable, "-m", "stackresolve", "detect"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 20
+        while len(pids_in(pidfile)) < 2 and time.monotonic() < end:  # nvidia-smi and its child are running
+            time.sleep(0.02)
+        assert len(pids_in(pidfile)) == 2
+        proc.send_signal(signal.SIGINT)  # what Ctrl-C sends (to the foreground group: our command only)
+        out, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0
+    assert "Traceback" not in err
     assert wait_gone(pids_in(pidfile)) == []

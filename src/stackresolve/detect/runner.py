@@ -87,15 +87,19 @@ class SubprocessRunner:
         else:  # pragma: no cover - Windows
             kwargs["creationflags"] = getattr(subprocess, "CREATE_NO_WINDOW", 0) | \
                 getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
+        # A Ctrl-C while Popen starts the child would leave it running with nobody holding its pid: until the
+        # child and its readers are set up, a Ctrl-C is only noted, and raised just after (inside the try below)
+        with _DeferredInterrupt() as interrupt:
+            try:
+                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, **kwargs)
+            except FileNotFoundError as exc:
+                raise CommandNotFound(argv[0]) from exc
+            except OSError as exc:  # permission denied, bad executable format, ...
+                raise CommandNotFound(argv[0], exc.strerror or str(exc)) from exc
+            reader = _Reader(proc, self.max_output)
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, **kwargs)
-        except FileNotFoundError as exc:
-            raise CommandNotFound(argv[0]) from exc
-        except OSError as exc:  # permission denied, bad executable format, ...
-            raise CommandNotFound(argv[0], exc.strerror or str(exc)) from exc
-        reader = _Reader(proc, self.max_output)
-        try:
+            interrupt.raise_if_noted()
             outcome = reader.wait(max(timeout, 0.001))
         except BaseException:  # KeyboardInterrupt included: end the child, then let it propagate
             _kill_group(proc)
@@ -110,6 +114,40 @@ class SubprocessRunner:
         if outcome == "overflow":
             raise CommandOutputTooLarge(argv[0], self.max_output, out, err)
         return proc.returncode, out, err
+
+
+class _DeferredInterrupt:
+    """Within the block, SIGINT is noted instead of raising KeyboardInterrupt (main thread, default handler only:
+    elsewhere Python raises no KeyboardInterrupt, and a program's own handler is left alone)."""
+
+    def __init__(self):
+        self.noted = False
+        self._previous = None
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self._previous = signal.signal(signal.SIGINT, self._note)
+        return self
+
+    def _note(self, signum, frame):
+        self.noted = True
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._previous is not None:
+            import signal
+
+            signal.signal(signal.SIGINT, self._previous)
+        if self.noted and exc_type is not None:  # the start failed anyway: the interrupt wins
+            raise KeyboardInterrupt
+        return False
+
+    def raise_if_noted(self) -> None:
+        if self.noted:
+            raise KeyboardInterrupt
 
 
 class _Reader:
