@@ -159,7 +159,8 @@ class FrameworkInfo:
 
 @dataclass(frozen=True)
 class ProbeRecord:
-    """What one probe did: ok | absent (nothing to run or read) | failed | timeout | skipped."""
+    """What one probe did: ok | absent (nothing to run or read) | failed | timeout | skipped. "timeout" also
+    covers a command not started because the detection budget was spent (the detail says which)."""
 
     name: str
     status: str

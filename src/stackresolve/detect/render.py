@@ -102,5 +102,6 @@ def render_text(machine: Machine) -> str:
         lines.append("")
         lines.append("Probes:")
         for r in machine.probes:
-            lines.append(f"  {r.name:<34}{r.status:<8}{r.seconds * 1000:7.1f} ms  {r.detail}".rstrip())
+            status = "timed out" if r.status == "timeout" else r.status
+            lines.append(f"  {r.name:<34}{status:<10}{r.seconds * 1000:7.1f} ms  {r.detail}".rstrip())
     return "\n".join(lines) + "\n"
