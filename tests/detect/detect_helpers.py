@@ -86,8 +86,12 @@ def describe(argv: list[str]) -> str:
             return "smi-csv-cc" if "compute_cap" in argv[1] else "smi-csv"
         if argv[1] == "--query":
             return "smi-xml"
+        if argv[1] == "-q":
+            return "smi-q"
     if base.startswith("nvcc"):
         return "nvcc"
+    if base.startswith("powershell"):
+        return "powershell"
     return base
 
 
@@ -103,3 +107,10 @@ def hang(argv, timeout):
 
 # env for a fake Linux machine with nvidia-smi in /usr/bin
 LINUX_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin"}
+
+
+def smi_csv(*rows: str, cc: bool = True) -> str:
+    """Output of our CSV query in the shape nvidia-smi prints it (header line with units, ", " between values),
+    built here: rows are "index, pci.bus_id, name, [compute_cap,] driver_version, memory.total"."""
+    header = "index, pci.bus_id, name, " + ("compute_cap, " if cc else "") + "driver_version, memory.total [MiB]"
+    return "\n".join((header,) + rows) + "\n"

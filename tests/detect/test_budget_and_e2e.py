@@ -8,7 +8,7 @@ import sys
 import time
 
 import pytest
-from detect_helpers import FIXTURES, LINUX_ENV, FakeRunner, describe, hang, is_, make_tree
+from detect_helpers import FIXTURES, LINUX_ENV, FakeRunner, describe, hang, is_, make_tree, smi_csv
 
 from stackresolve.detect import LocalFS, SubprocessRunner, detect_machine
 from stackresolve.detect.gpuchild import MARKER
@@ -55,7 +55,7 @@ def test_budget_spent_means_later_calls_are_skipped(tmp_path):
 
     def slow_csv(argv, timeout):
         time.sleep(min(timeout, 0.3))
-        return 0, "0, NVIDIA GeForce GTX 1080, [N/A], 470.82.01, 8119\n", ""
+        return 0, smi_csv("0, 00000000:01:00.0, NVIDIA GeForce GTX 1080, [N/A], 470.82.01, 8119"), ""
 
     runner = FakeRunner().on(is_("smi-csv-cc"), slow_csv).on(is_("smi-xml"), hang)
     m = detect_machine(runner=runner, fs=LocalFS(tmp_path), env=LINUX_ENV, system="linux", timeout_total=0.35)
@@ -89,7 +89,8 @@ def test_end_to_end_fake_nvidia_smi_on_path(tmp_path):
     bindir.mkdir()
     xml = FIXTURES / "smi-q-x-535.86.05.xml"
     _script(bindir / "nvidia-smi", f"""case "$1" in
-  --query-gpu=*compute_cap*) echo "0, NVIDIA GeForce RTX 4090, 8.9, 535.86.05, 24564" ;;
+  --query-gpu=*compute_cap*) echo "index, pci.bus_id, name, compute_cap, driver_version, memory.total [MiB]"
+     echo "0, 00000000:01:00.0, NVIDIA GeForce RTX 4090, 8.9, 535.86.05, 24564" ;;
   --query) cat "{xml}" ;;
   *) echo "unexpected arguments: $*" >&2; exit 2 ;;
 esac

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from detect_helpers import LINUX_ENV, FakeRunner, fixture_text, is_, make_tree
+from detect_helpers import LINUX_ENV, FakeRunner, fixture_text, is_, make_tree, smi_csv
 
 from stackresolve.detect import LocalFS, detect_machine, render_text
 from stackresolve.detect.runner import CommandTimeout
@@ -70,8 +70,9 @@ def test_libcuda_plus_sysfs_is_complete(tmp_path):
 # --- nvidia-smi CSV, with the R470 retry ----------------------------------------------------------------------
 def test_csv_probe_fills_driver_and_gpus(tmp_path):
     runner = (FakeRunner()
-              .on(is_("smi-csv-cc"), (0, "0, NVIDIA GeForce RTX 4090, 8.9, 550.144.03, 24564\n"
-                                         "1, NVIDIA GeForce RTX 4090, 8.9, 550.144.03, 24564\n", ""))
+              .on(is_("smi-csv-cc"), (0, smi_csv("0, 00000000:01:00.0, NVIDIA GeForce RTX 4090, 8.9, 550.144.03, 24564",
+                                                 "1, 00000000:02:00.0, NVIDIA GeForce RTX 4090, 8.9, 550.144.03, 24564"),
+                                      ""))
               .on(is_("smi-xml"), (0, fixture_text("smi-q-x-535.86.05.xml").replace("535.86.05", "550.144.03")
                                    .replace("<cuda_version>12.2", "<cuda_version>12.4"), "")))
     m = detect(tmp_path, SMI, runner)
@@ -80,20 +81,21 @@ def test_csv_probe_fills_driver_and_gpus(tmp_path):
     assert [(g.index, g.compute_capability, g.memory_mib) for g in m.gpus] == [(0, "8.9", 24564), (1, "8.9", 24564)]
     assert runner.names() == ["smi-csv-cc", "smi-xml"]
     assert runner.calls[0][0] == ["/usr/bin/nvidia-smi",
-                                  "--query-gpu=index,name,compute_cap,driver_version,memory.total",
-                                  "--format=csv,noheader,nounits"]
+                                  "--query-gpu=index,pci.bus_id,name,compute_cap,driver_version,memory.total",
+                                  "--format=csv,nounits"]
 
 
 def test_r470_refuses_compute_cap_retry_without_it(tmp_path):
     refusal = fixture_text("smi-csv-r470-compute-cap-invalid.txt")
     runner = (FakeRunner()
               .on(is_("smi-csv-cc"), (2, refusal, ""))
-              .on(is_("smi-csv"), (0, "0, Tesla V100-SXM2-16GB, 470.82.01, 16160\n", ""))
+              .on(is_("smi-csv"), (0, smi_csv("0, 00000000:00:1E.0, Tesla V100-SXM2-16GB, 470.82.01, 16160", cc=False),
+                                   ""))
               .on(is_("smi-xml"), (0, "<nvidia_smi_log><driver_version>470.82.01</driver_version>"
                                       "<cuda_version>11.4</cuda_version></nvidia_smi_log>", "")))
     m = detect(tmp_path, SMI, runner)
     assert runner.names() == ["smi-csv-cc", "smi-csv", "smi-xml"]
-    assert runner.calls[1][0][1] == "--query-gpu=index,name,driver_version,memory.total"
+    assert runner.calls[1][0][1] == "--query-gpu=index,pci.bus_id,name,driver_version,memory.total"
     g = m.gpus[0]
     assert (g.name, g.compute_capability, g.memory_mib) == ("Tesla V100-SXM2-16GB", None, 16160)
     assert "compute-cap-field-unsupported" in codes(m)
@@ -107,7 +109,8 @@ def test_libcuda_compute_capability_fills_csv_gaps(tmp_path):
               .on(is_("child"), child_out({"probe": "libcuda", "ok": True, "cuda": 11040,
                                            "gpus": [{"index": 0, "name": "Tesla V100-SXM2-16GB", "cc": [7, 0]}]}))
               .on(is_("smi-csv-cc"), (2, fixture_text("smi-csv-r470-compute-cap-invalid.txt"), ""))
-              .on(is_("smi-csv"), (0, "0, Tesla V100-SXM2-16GB, 470.82.01, 16160\n", "")))
+              .on(is_("smi-csv"), (0, smi_csv("0, 00000000:00:1E.0, Tesla V100-SXM2-16GB, 470.82.01, 16160",
+                                              cc=False), "")))
     m = detect(tmp_path, {**SMI, **LIBCUDA}, runner)
     g = m.gpus[0]
     assert (g.source, g.compute_capability, g.compute_capability_source, g.memory_mib) == ("libcuda", "7.0",
@@ -121,6 +124,7 @@ def _banner_only(fixture_name):
     return (FakeRunner()
             .on(is_("smi-csv-cc"), (9, "", "Unknown Error"))
             .on(is_("smi-xml"), (9, "", "Unknown Error"))
+            .on(is_("smi-q"), (9, "", "Unknown Error"))
             .on(is_("smi-banner"), (0, fixture_text(fixture_name), "")))
 
 
@@ -346,7 +350,8 @@ def test_gpu_cc_override_count_mismatch(tmp_path):
 
 def test_gpu_only_skips_python_toolkit_and_cudnn_probes(tmp_path):
     # `plan` asks only for the OS, GPUs and driver: no interpreter is started and no nvcc is run.
-    runner = FakeRunner().on(is_("smi-csv-cc"), (0, "0, NVIDIA GeForce RTX 4090, 8.9, 550.144.03, 24564\n", ""))
+    runner = FakeRunner().on(is_("smi-csv-cc"), (0, smi_csv("0, 00000000:01:00.0, NVIDIA GeForce RTX 4090, 8.9, "
+                                                            "550.144.03, 24564"), ""))
     files = {**SMI, "/usr/local/cuda-12.4/bin/nvcc": "", "/usr/local/cuda-12.4/version.json": "{}"}
     m = detect(tmp_path, files, runner, python_exe="/usr/bin/python3", gpu_only=True)
     assert [(g.name, g.compute_capability) for g in m.gpus] == [("NVIDIA GeForce RTX 4090", "8.9")]

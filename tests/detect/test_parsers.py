@@ -88,8 +88,9 @@ def test_csv_r470_refusal():
 
 
 def test_csv_our_query_shape_with_comma_in_name():
-    rows = smi.parse_csv("0, NVIDIA A100-SXM4-40GB, 8.0, 535.104.05, 40960\n1, Foo, Bar GPU, [N/A], 535.104.05, 8192",
-                         smi.CSV_FIELDS)
+    # built in the shape of our query (no header line: the columns are the asked fields, in order)
+    rows = smi.parse_csv("0, 00000000:07:00.0, NVIDIA A100-SXM4-40GB, 8.0, 535.104.05, 40960\n"
+                         "1, 00000000:0F:00.0, Foo, Bar GPU, [N/A], 535.104.05, 8192", smi.CSV_FIELDS)
     assert rows[0].memory_mib == 40960 and rows[0].compute_capability == "8.0"
     assert rows[1].name == "Foo, Bar GPU" and rows[1].compute_capability is None
 
@@ -198,3 +199,157 @@ def test_clean_helpers():
     assert smi.cuda_from_int(11080) == "11.8"
     assert smi.cuda_from_int(0) is None
     assert smi.cuda_from_int("x") is None
+
+
+# --- banners of old drivers (no CUDA field before R410) ---------------------------------------------------
+@pytest.mark.parametrize(
+    "name, driver, cuda, gpus",
+    [
+        ("smi-banner-331.62-3-gpus.txt", "331.62", None,
+         [(0, "GeForce GTX 680", 4095, "0000:03:00.0"), (1, "GeForce GTX 680", 4095, "0000:04:00.0"),
+          (2, "GeForce GTX 680", 4095, "0000:83:00.0")]),
+        ("smi-banner-396.24-no-cuda-field.txt", "396.24", None,
+         [(0, "GeForce GTX 1070", 8114, "00000000:24:00.0")]),
+        ("smi-banner-410.104-tesla-k80.txt", "410.104", "10.0", [(0, "Tesla K80", 11441, "00000000:00:04.0")]),
+        ("smi-banner-550.135-tesla-p4.txt", "550.135", "12.4", [(0, "Tesla P4", 8192, "00000000:86:00.0")]),
+    ],
+)
+def test_banner_old_drivers(name, driver, cuda, gpus):
+    b = smi.parse_banner(fixture_text(name))
+    assert (b.driver_version, b.cuda_version) == (driver, cuda)
+    assert [(g.index, g.name, g.memory_mib, g.bus_id) for g in b.gpus] == gpus
+
+
+# --- nvidia-smi -q ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name, driver, cuda, attached, gpus",
+    [
+        ("smi-q-396.54-gtx1080.txt", "396.54", None, 1, [(0, "GeForce GTX 1080", "00000000:01:00.0")]),
+        ("smi-q-418.40.04-tesla-k80.txt", "418.40.04", "10.1", 1, [(0, "Tesla K80", "000052CE:00:00.0")]),
+        ("smi-q-442.92-windows.txt", "442.92", "10.2", 4, [(0, "GeForce GTX 1080 Ti", "00000000:18:00.0")]),
+        ("smi-q-450.66-gtx780.txt", "450.66", "11.0", 1, [(0, "GeForce GTX 780", "00000000:01:00.0")]),
+        # `-q -d TEMPERATURE`: the header and the GPU's bus id, no product name
+        ("smi-q-d-temperature-304.108.txt", "304.108", None, 1, [(0, None, "0000:01:05.0")]),
+    ],
+)
+def test_query_text(name, driver, cuda, attached, gpus):
+    q = smi.parse_query(fixture_text(name))
+    assert (q.driver_version, q.cuda_version, q.attached) == (driver, cuda, attached)
+    assert [(g.index, g.name, g.bus_id) for g in q.gpus] == gpus
+
+
+def test_query_text_memory_only_under_fb_memory_usage():
+    # the captures end before "FB Memory Usage": built here in the layout of `nvidia-smi -q`
+    text = ("Driver Version                            : 535.104.05\nCUDA Version                              : 12.2\n\n"
+            "Attached GPUs                             : 1\nGPU 00000000:00:1E.0\n"
+            "    Product Name                          : Tesla T4\n    FB Memory Usage\n"
+            "        Total                             : 15360 MiB\n    BAR1 Memory Usage\n"
+            "        Total                             : 256 MiB\n")
+    q = smi.parse_query(text)
+    assert [(g.name, g.memory_mib) for g in q.gpus] == [("Tesla T4", 15360)]
+
+
+# --- CSV with [N/A] / [Not Supported] -----------------------------------------------------------------------
+I3PYSTATUS_FIELDS = ("memory.total", "memory.free", "memory.used", "temperature.gpu", "fan.speed",
+                     "utilization.gpu", "utilization.memory")
+
+
+@pytest.mark.parametrize("name, fan", [("smi-csv-noheader-nounits-na.txt", "[N/A]"),
+                                       ("smi-csv-noheader-nounits-not-supported.txt", "[Not Supported]")])
+def test_csv_missing_value_spellings(name, fan):
+    text = fixture_text(name)
+    assert fan in text
+    rows = smi.parse_csv(text, I3PYSTATUS_FIELDS)
+    assert [(r.index, r.memory_mib, r.name, r.compute_capability) for r in rows] == [(0, 2004, None, None)]
+    assert smi.clean_value(fan) is None
+
+
+def test_csv_header_maps_columns_in_any_order():
+    # the TITAN V capture's columns are in another order than ours; the header says which is which
+    rows = smi.parse_csv(fixture_text("smi-csv-multi-gpu.txt"), smi.CSV_FIELDS)
+    assert [(r.index, r.name, r.compute_capability) for r in rows] == [(0, "NVIDIA TITAN V", "7.0"),
+                                                                       (1, "NVIDIA RTX 5880 Ada Generation", "8.9")]
+
+
+def test_bus_id_spellings_compare_equal():
+    assert smi.parse_bus_id("00000000:2D:00.0") == smi.parse_bus_id("0000:2d:00.0") == smi.parse_bus_id("2d:00.0")
+    assert smi.parse_bus_id("000052CE:00:00.0") == (0x52CE, 0, 0, 0)
+    assert smi.parse_bus_id("garbage") is None
+
+
+# --- PCI: lspci and Windows ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        # Intel iGPU and a PCI bridge are skipped; a 3D controller [0302] counts
+        ("lspci-nn-intel-mx130-gtx970.txt", [(0x174D, "0000:02:00.0"), (0x13C2, "0000:08:00.0")]),
+        # the HDMI audio functions [0403] of the same cards are not GPUs; "Subsystem:" lines are not devices
+        ("lspci-nnk-2x-rtx3090.txt", [(0x2204, "0000:05:00.0"), (0x2204, "0000:0a:00.0")]),
+        ("lspci-nnk-gtx1050ti-mobile.txt", [(0x1C8C, "0000:01:00.0")]),
+        # no space before "(rev a1)"
+        ("lspci-vnn-gtx560ti.txt", [(0x1200, "0000:01:00.0")]),
+        ("lspci-nn-rtx3060.txt", [(0x2503, "0000:03:00.0")]),
+    ],
+)
+def test_lspci(name, expected):
+    from stackresolve.detect import pci
+
+    assert [(g.device, g.bus_id) for g in pci.parse_lspci(fixture_text(name))] == expected
+
+
+def test_lspci_numeric_form():
+    from stackresolve.detect import pci
+
+    # `lspci -n` prints the same ids without names: built here from the RTX 3090 capture's ids
+    text = "05:00.0 0300: 10de:2204 (rev a1)\n05:00.1 0403: 10de:1aef (rev a1)\n00:02.0 0300: 8086:3e9b\n"
+    assert [(g.device, g.bus_id) for g in pci.parse_lspci(text)] == [(0x2204, "0000:05:00.0")]
+
+
+def test_windows_pnp_table():
+    from stackresolve.detect import pci
+
+    gpus = pci.parse_windows_adapters(fixture_text("win-pnpdevice-display-rtx5090-laptop.txt"))
+    assert [(g.device, g.name, g.pci_id) for g in gpus] == [(0x2C58, "NVIDIA GeForce RTX 5090 Laptop GPU",
+                                                            "10de:2c58")]
+
+
+def test_windows_format_list_without_nvidia():
+    from stackresolve.detect import pci
+
+    assert pci.parse_windows_adapters(fixture_text("win-videocontroller-fl-intel-only.txt")) == []
+
+
+def test_windows_csv_and_json_of_our_query():
+    from stackresolve.detect import pci
+
+    # the shapes ConvertTo-Csv / ConvertTo-Json print for our query, built from the RTX 5090 laptop capture's
+    # values; a GPU without a driver shows Windows' stand-in name, which says nothing about the GPU
+    pnp = "PCI\\VEN_10DE&DEV_2C58&SUBSYS_30111A58&REV_A1\\B73A356AA12DB04800"
+    csv_text = ('"Name","PNPDeviceID"\r\n"Intel(R) UHD Graphics","PCI\\VEN_8086&DEV_9BC4&SUBSYS_170D1043&REV_05"\r\n'
+                f'"Microsoft Basic Display Adapter","{pnp}"\r\n')
+    assert [(g.device, g.name) for g in pci.parse_windows_adapters(csv_text)] == [(0x2C58, None)]
+    json_text = '{"Name": "NVIDIA GeForce RTX 5090 Laptop GPU", "PNPDeviceID": "' + pnp.replace("\\", "\\\\") + '"}'
+    assert [(g.device, g.name) for g in pci.parse_windows_adapters(json_text)] == [
+        (0x2C58, "NVIDIA GeForce RTX 5090 Laptop GPU")]
+
+
+# --- pci.ids names -> GPU table names -----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "pci_name, first, contains",
+    [
+        ("GP102 [GeForce GTX 1080 Ti]", "GeForce GTX 1080 Ti", []),
+        ("TU106 [GeForce RTX 2060 Rev. A]", "GeForce RTX 2060 Rev. A", ["GeForce RTX 2060"]),
+        ("GA106M [GeForce RTX 3060 Mobile / Max-Q]", "GeForce RTX 3060 Mobile / Max-Q",
+         ["GeForce RTX 3060 Laptop GPU", "GeForce RTX 3060"]),
+        ("G96 [GeForce 9500 GA / 9600 GT / GTS 250]", "GeForce 9500 GA / 9600 GT / GTS 250",
+         ["GeForce 9600 GT", "GeForce GTS 250"]),
+        ("GA102 [GeForce RTX 3080 Ti 20GB]", "GeForce RTX 3080 Ti 20GB", ["GeForce RTX 3080 Ti"]),
+        ("GK208", None, []),
+    ],
+)
+def test_model_candidates(pci_name, first, contains):
+    from stackresolve.detect import pci
+
+    got = pci.model_candidates(pci_name)
+    assert (got[0] if got else None) == first
+    assert set(contains) <= set(got)

@@ -5,6 +5,13 @@
     m.to_json_dict()                     # the "stackresolve/detect@1" document
     print(render_text(m))
 
+    # with the knowledge base's tables (detect reads no TOML itself; the caller passes look-ups):
+    from stackresolve.knowledge.loader import knowledge, nvidia_pci_ids
+    m = detect_machine(gpu_lookup=lambda name: knowledge().find_gpu(name), pci_table=nvidia_pci_ids)
+
+One budget covers every command detection runs (STACKRESOLVE_DETECT_TIMEOUT seconds, default 5, or
+`timeout_total=`): a probe that misses it is killed with its process group and reported as timed out.
+
 Overrides read by detect_machine (recorded with source "env:NAME"):
     STACKRESOLVE_DRIVER=535.104.05    driver version
     STACKRESOLVE_GPU_CC=8.6[,7.5]     compute capability (one for all GPUs, or one per GPU); creates GPUs when none
@@ -12,8 +19,8 @@ Overrides read by detect_machine (recorded with source "env:NAME"):
     CONDA_OVERRIDE_CUDA=12.2          highest CUDA version the driver supports (conda's convention)
 
 A GPU's compute_capability is None when no probe could report it (nvidia-smi of R470 drivers refuses the
-compute_cap field; the banner never shows it): the caller looks it up by `name` in the GPU table and may drop the
-"compute-capability-unknown" finding once found.
+compute_cap field; the banner never shows it) and the injected `gpu_lookup` does not know its name; with the
+look-up, the value comes from the GPU table and compute_capability_source says "<probe> + gpus.toml".
 
 `probe_libraries(names, search_dirs)` tries to load shared libraries (libcudart.so.10.0, cudnn64_7.dll) the way
 TensorFlow's loader would, in a child process with a timeout, and says which load and from where.
@@ -28,7 +35,8 @@ from typing import TYPE_CHECKING
 __all__ = [
     "detect_machine", "render_text", "Machine", "OSInfo", "DriverInfo", "GpuInfo", "ToolkitInfo", "CudnnInfo",
     "PythonInfo", "PackageInfo", "FrameworkInfo", "Finding", "ProbeRecord", "LocalFS", "SubprocessRunner",
-    "CommandNotFound", "CommandTimeout", "SCHEMA", "probe_libraries",
+    "CommandNotFound", "CommandTimeout", "CommandOutputTooLarge", "Deadline", "BudgetedRunner", "budget_seconds",
+    "SCHEMA", "probe_libraries",
 ]
 
 _WHERE = {
@@ -38,6 +46,10 @@ _WHERE = {
     "SubprocessRunner": "runner",
     "CommandNotFound": "runner",
     "CommandTimeout": "runner",
+    "CommandOutputTooLarge": "runner",
+    "Deadline": "runner",
+    "BudgetedRunner": "runner",
+    "budget_seconds": "runner",
     "probe_libraries": "libload",
 }
 _MODEL = {"Machine", "OSInfo", "DriverInfo", "GpuInfo", "ToolkitInfo", "CudnnInfo", "PythonInfo", "PackageInfo",
@@ -50,7 +62,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .model import (SCHEMA, CudnnInfo, DriverInfo, Finding, FrameworkInfo, GpuInfo, Machine, OSInfo,
                         PackageInfo, ProbeRecord, PythonInfo, ToolkitInfo)
     from .render import render_text
-    from .runner import CommandNotFound, CommandTimeout, SubprocessRunner
+    from .runner import (BudgetedRunner, CommandNotFound, CommandOutputTooLarge, CommandTimeout, Deadline,
+                         SubprocessRunner, budget_seconds)
 
 
 def __getattr__(name: str):

@@ -17,10 +17,9 @@ import json
 import sys
 from typing import Iterable
 
-from .runner import CommandNotFound, CommandTimeout, Deadline, SubprocessRunner, json_objects
+from .runner import CommandNotFound, CommandTimeout, Deadline, SubprocessRunner, budget_seconds, json_objects
 
 MARKER = "stackresolve-libload-probe"
-TOTAL_TIMEOUT = 20.0  # seconds for all libraries together
 
 # Stdlib only and valid on Python 2.7 / 3.5+: it may run in the target interpreter of an old TensorFlow.
 # argv: -c SCRIPT MARKER <json: {"names": [...], "dirs": [...]}>; prints one JSON line per library, flushed.
@@ -115,19 +114,25 @@ def _detail(doc: dict) -> str:
 
 
 def probe_libraries(names: Iterable[str], search_dirs: Iterable[str] = (), *, runner=None,
-                    python_exe: str | None = None, timeout_total: float = TOTAL_TIMEOUT
-                    ) -> dict[str, tuple[bool, str]]:
+                    python_exe: str | None = None, timeout_total: float | None = None,
+                    deadline: Deadline | None = None) -> dict[str, tuple[bool, str]]:
     """{name: (loads, detail)} for each library name. `detail` names the file that loaded, or the loader's error
     ("libcudart.so.10.0: cannot open shared object file: No such file or directory").
 
     runner: callable(argv, timeout) -> (rc, stdout, stderr) (default: SubprocessRunner).
     python_exe: interpreter for the child (default: this one; any Python 2.7 / 3.5+ will do).
+    timeout_total: seconds for all the libraries (default: the detection budget, STACKRESOLVE_DETECT_TIMEOUT or
+        5 s); `deadline` instead shares one with detect_machine, so that detection and the loads together
+        finish in one budget.
     """
     runner = runner if runner is not None else SubprocessRunner()
     pending = [n for n in dict.fromkeys(names) if n]
     dirs = [d for d in dict.fromkeys(search_dirs) if d]
     results: dict[str, tuple[bool, str]] = {}
-    deadline = Deadline(timeout_total)
+    if deadline is None:
+        import os
+
+        deadline = Deadline(budget_seconds(os.environ, timeout_total)[0])
     while pending:
         if deadline.expired(margin=0.05):
             for name in pending:

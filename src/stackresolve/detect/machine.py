@@ -4,13 +4,22 @@ GPU / driver probes, in order (each fills only what the ones before it left unkn
   1. /sys/module/nvidia/version, /proc/driver/nvidia/version   (read first: no process, native Linux only)
   2. child process: NVML via nvidia-ml-py (only if importable there), then the CUDA driver API via ctypes;
      run only when a driver library is visible (ld.so.cache, the usual directories, System32)
-  3. nvidia-smi --query-gpu=index,name,compute_cap,driver_version,memory.total --format=csv,noheader,nounits
-     (again without compute_cap when the driver refuses it: R470)
+  3. nvidia-smi --query-gpu=index,pci.bus_id,name,compute_cap,driver_version,memory.total --format=csv,nounits
+     (columns read by the header's names; again without compute_cap when the driver refuses it: R470)
   4. nvidia-smi --query -u -x   (only for the CUDA number, when still unknown)
-  5. bare nvidia-smi, the banner (last resort)
-Steps 2-5 share one budget of `timeout_total` seconds; a hung nvidia-smi is killed and not asked again.
-Precedence when probes disagree: driver version nvml > nvidia-smi > sysfs > proc > nvidia-smi-xml > banner;
-CUDA number nvml > libcuda > nvidia-smi-xml > banner; GPU list nvml > libcuda > nvidia-smi > banner.
+  5. nvidia-smi -q              (when the XML failed, or GPU names are missing or cut short)
+  6. bare nvidia-smi, the banner (last resort)
+  7. the PCI bus (sysfs, `lspci -n`, Windows' Win32_VideoController): when no GPU was found (no driver) or a
+     GPU's compute capability is still unknown; ids are named by the injected PCI table
+Then every GPU whose compute capability no probe reported is looked up by name in the injected GPU table.
+
+One budget (`timeout_total`, STACKRESOLVE_DETECT_TIMEOUT, default 5 s) covers every command detection runs:
+the GPU probes get GPU_SHARE of it (all of it with gpu_only), the NVML/libcuda child CHILD_SHARE of that, and
+the Python probe and nvcc what is left. A command that misses it is killed (with its whole process group) and
+reported as timed out; one that would start with no time left is not started and reported the same way.
+Precedence when probes disagree: driver version nvml > nvidia-smi > sysfs > proc > nvidia-smi-xml >
+nvidia-smi-q > banner; CUDA number nvml > libcuda > nvidia-smi-xml > nvidia-smi-q > banner; GPU list nvml >
+libcuda > nvidia-smi > nvidia-smi-q > banner > PCI.
 """
 
 from __future__ import annotations
@@ -18,23 +27,32 @@ from __future__ import annotations
 import os
 import re
 import time
-from typing import Mapping
+from dataclasses import replace
+from typing import Callable, Mapping
 
 from . import gpuchild, kernel, paths, smi
 from .fs import LocalFS
 from .model import DriverInfo, Finding, GpuInfo, Machine, ProbeRecord
 from .osinfo import normalize_system, probe_os
-from .runner import CommandNotFound, CommandTimeout, Deadline, SubprocessRunner
+from .runner import (BudgetedRunner, BudgetSpent, CommandNotFound, CommandOutputTooLarge,
+                     CommandTimeout, Deadline, SubprocessRunner, budget_seconds)
 
 ENV_KEYS = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDNN_PATH", "CUDA_VISIBLE_DEVICES",
-            "CUDA_DEVICE_ORDER", "CONDA_PREFIX", "CONDA_OVERRIDE_CUDA", "STACKRESOLVE_DRIVER", "STACKRESOLVE_GPU_CC")
+            "CUDA_DEVICE_ORDER", "CONDA_PREFIX", "CONDA_OVERRIDE_CUDA", "STACKRESOLVE_DRIVER", "STACKRESOLVE_GPU_CC",
+            "STACKRESOLVE_DETECT_TIMEOUT")
 
-DRIVER_PRIORITY = ("nvml", "nvidia-smi", "sysfs", "proc", "nvidia-smi-xml", "nvidia-smi-banner")
-CUDA_PRIORITY = ("nvml", "libcuda", "nvidia-smi-xml", "nvidia-smi-banner")
-GPU_PRIORITY = ("nvml", "libcuda", "nvidia-smi", "nvidia-smi-banner")
+DRIVER_PRIORITY = ("nvml", "nvidia-smi", "sysfs", "proc", "nvidia-smi-xml", "nvidia-smi-q", "nvidia-smi-banner")
+CUDA_PRIORITY = ("nvml", "libcuda", "nvidia-smi-xml", "nvidia-smi-q", "nvidia-smi-banner")
+GPU_PRIORITY = ("nvml", "libcuda", "nvidia-smi", "nvidia-smi-q", "nvidia-smi-banner")
 
-CHILD_SHARE = 0.6  # at most this share of the budget goes to the NVML/libcuda child
-MIN_CALL = 0.05  # never start a command with less than this left
+GPU_SHARE = 0.7  # of the budget for the GPU/driver probes when Python, TensorFlow and the toolkits follow
+CHILD_SHARE = 0.6  # of the GPU probes' share for the NVML/libcuda child
+GPU_TABLE = "gpus.toml"  # named in compute_capability_source when the injected GPU table gave the value
+
+# GpuLookup: GPU name -> a record with `.name` and `.cc` (the knowledge base's Gpu), or None
+GpuLookup = Callable[[str], object]
+# PciTable: returns {PCI device id: pci.ids name}; called at most once, when an NVIDIA PCI device was found
+PciTable = Callable[[], Mapping[int, str]]
 
 _VERSION_RE = re.compile(r"^\d+(?:\.\d+)+$")
 _CC_RE = re.compile(r"^\d+\.\d+$")
@@ -71,7 +89,8 @@ class _Facts:
         for g in self.gpus[primary_src]:
             m = {"index": g.get("index"), "name": g.get("name"), "cc": g.get("cc"),
                  "memory_mib": g.get("memory_mib"), "source": primary_src,
-                 "cc_source": primary_src if g.get("cc") else None, "truncated": g.get("truncated", False)}
+                 "cc_source": primary_src if g.get("cc") else None, "truncated": g.get("truncated", False),
+                 "bus_id": g.get("bus_id")}
             for src in GPU_PRIORITY:
                 if src == primary_src or not self.gpus.get(src):
                     continue
@@ -84,6 +103,8 @@ class _Facts:
                     m["cc"], m["cc_source"] = other["cc"], src
                 if not m["memory_mib"] and other.get("memory_mib"):
                     m["memory_mib"] = other["memory_mib"]
+                if not m["bus_id"] and other.get("bus_id"):
+                    m["bus_id"] = other["bus_id"]
             merged.append(m)
         return merged
 
@@ -115,27 +136,27 @@ def _probe_kernel_files(fs, facts: _Facts, records: list) -> None:
             f"{pv.version} ({pv.flavor} kernel module)" if pv.version else kernel.PROC_VERSION + " not readable", t0)
 
 
-def _probe_child(runner, deadline: Deadline, total: float, facts: _Facts, records: list, findings: list) -> None:
+def _probe_child(runner, timeout: float, facts: _Facts, records: list, findings: list) -> None:
+    """`runner` is budgeted: it caps `timeout` at what is left and refuses to start with nothing left."""
     t0 = time.monotonic()
-    timeout = min(deadline.remaining(), max(CHILD_SHARE * total, MIN_CALL))
-    if timeout < MIN_CALL:
-        _record(records, "nvml+libcuda", "skipped", "no time left in the budget", t0)
-        return
     stdout = ""
     try:
         rc, stdout, err = runner(gpuchild.child_argv(), timeout)
     except CommandTimeout as exc:
         stdout = exc.stdout or ""
-        findings.append(Finding("warning", "probe-timeout",
-                                f"NVML/CUDA driver probe gave no answer within {timeout:.2f} s (driver hang?)",
+        if isinstance(exc, BudgetSpent):
+            message = "the NVML/CUDA driver probe was not started: the detection budget was spent"
+        else:
+            message = f"the NVML/CUDA driver probe timed out after {time.monotonic() - t0:.2f} s (driver hang?)"
+        findings.append(Finding("warning", "probe-timeout", message,
                                 "check `dmesg` for NVIDIA errors; set STACKRESOLVE_DRIVER / STACKRESOLVE_GPU_CC to "
-                                "skip detection", "libcuda"))
+                                "skip detection, or raise STACKRESOLVE_DETECT_TIMEOUT", "libcuda"))
         _record(records, "nvml+libcuda", "timeout", str(exc), t0)
     except CommandNotFound as exc:
         _record(records, "nvml+libcuda", "failed", str(exc), t0)
         return
-    except Exception as exc:
-        _record(records, "nvml+libcuda", "failed", repr(exc), t0)
+    except Exception as exc:  # CommandOutputTooLarge, a runner's own bug: a failed probe, never a crash
+        _record(records, "nvml+libcuda", "failed", str(exc) or repr(exc), t0)
         return
     else:
         if rc not in (0, None):
@@ -210,23 +231,30 @@ class _Smi:
         if self.dead:
             return None
         t0 = time.monotonic()
-        timeout = self.deadline.remaining()
-        if timeout < MIN_CALL:
-            _record(self.records, name, "skipped", "no time left in the budget", t0)
-            return None
         try:
-            rc, out, err = self.runner(argv, timeout)
+            # the budgeted runner caps this at what is left of the GPU probes' share
+            rc, out, err = self.runner(argv, self.deadline.remaining())
         except CommandTimeout as exc:
             self.dead = True
             _record(self.records, name, "timeout", str(exc), t0)
+            if isinstance(exc, BudgetSpent):
+                message = f"{name} was not started: the detection budget was spent"
+            else:
+                message = f"nvidia-smi timed out after {time.monotonic() - t0:.2f} s (hung driver?)"
             self.findings.append(Finding(
-                "warning", "probe-timeout", f"nvidia-smi gave no answer within {timeout:.2f} s (hung driver?)",
-                "check `dmesg` for NVIDIA errors; set STACKRESOLVE_DRIVER and STACKRESOLVE_GPU_CC to skip detection",
-                name))
+                "warning", "probe-timeout", message,
+                "check `dmesg` for NVIDIA errors; set STACKRESOLVE_DRIVER and STACKRESOLVE_GPU_CC to skip detection, "
+                "or raise STACKRESOLVE_DETECT_TIMEOUT", name))
             return None
         except CommandNotFound as exc:
             self.dead = True
             _record(self.records, name, "absent", str(exc), t0)
+            return None
+        except CommandOutputTooLarge as exc:
+            self.dead = True
+            _record(self.records, name, "failed", str(exc), t0)
+            self.findings.append(Finding("warning", "probe-failed", f"{name}: {exc}",
+                                         "run nvidia-smi by hand to see what it prints", name))
             return None
         except Exception as exc:
             self.dead = True
@@ -275,24 +303,47 @@ def _probe_smi(exe: str, runner, deadline: Deadline, facts: _Facts, records: lis
             rows = smi.parse_csv(res[1], fields)
             if rows:
                 facts.gpus["nvidia-smi"] = [{"index": r.index, "name": r.name, "cc": r.compute_capability,
-                                             "memory_mib": r.memory_mib} for r in rows]
+                                             "memory_mib": r.memory_mib, "bus_id": r.bus_id} for r in rows]
                 drv = next((r.driver_version for r in rows if r.driver_version), None)
                 if drv:
                     facts.driver["nvidia-smi"] = drv
+    xml_ok = False
     if not facts.first(facts.cuda, CUDA_PRIORITY)[0]:
         res = s.run("nvidia-smi-xml", smi.xml_argv(exe))
         if res is not None:
             x = smi.parse_xml(res[1])
+            xml_ok = bool(x.driver_version)  # a driver without a CUDA number (< R410) prints none anywhere
             if x.driver_version:
                 facts.driver["nvidia-smi-xml"] = x.driver_version
             if x.cuda_version:
                 facts.cuda["nvidia-smi-xml"] = x.cuda_version
-    need_banner = (not facts.first(facts.driver, DRIVER_PRIORITY)[0] or not facts.first(facts.cuda, CUDA_PRIORITY)[0]
-                   or not facts.merged_gpus())
-    if need_banner:
+    if _still_missing(facts, xml_ok):
+        res = s.run("nvidia-smi-q", smi.query_argv(exe))
+        if res is not None:
+            q = smi.parse_query(res[1])
+            if q.driver_version:
+                facts.driver["nvidia-smi-q"] = q.driver_version
+            if q.cuda_version:
+                facts.cuda["nvidia-smi-q"] = q.cuda_version
+            if q.gpus:
+                facts.gpus["nvidia-smi-q"] = [{"index": g.index, "name": g.name, "cc": None,
+                                               "memory_mib": g.memory_mib, "bus_id": g.bus_id} for g in q.gpus]
+            xml_ok = xml_ok or bool(q.driver_version)
+    if _still_missing(facts, xml_ok):
         res = s.run("nvidia-smi-banner", smi.banner_argv(exe))
         if res is not None:
             _apply_banner(smi.parse_banner(res[1]), facts, findings)
+
+
+def _still_missing(facts: _Facts, header_read: bool) -> bool:
+    """Something another nvidia-smi call could still tell: the driver; the CUDA number (unless a header that
+    carries it when the driver has one was already read); the GPUs or their full names."""
+    if not facts.first(facts.driver, DRIVER_PRIORITY)[0]:
+        return True
+    if not header_read and not facts.first(facts.cuda, CUDA_PRIORITY)[0]:
+        return True
+    gpus = facts.merged_gpus()
+    return not gpus or any(not g["name"] or g["truncated"] for g in gpus)
 
 
 def _apply_banner(b: smi.Banner, facts: _Facts, findings: list) -> None:
@@ -310,8 +361,8 @@ def _apply_banner(b: smi.Banner, facts: _Facts, findings: list) -> None:
         facts.smi_tool = b.tool_version
     if b.gpus:
         facts.gpus["nvidia-smi-banner"] = [{"index": g.index, "name": g.name, "cc": None,
-                                            "memory_mib": g.memory_mib, "truncated": g.name_truncated}
-                                           for g in b.gpus]
+                                            "memory_mib": g.memory_mib, "truncated": g.name_truncated,
+                                            "bus_id": g.bus_id} for g in b.gpus]
 
 
 def _find_nvidia_smi(fs, env, system: str) -> str | None:
@@ -377,8 +428,7 @@ def _apply_overrides(env, driver: DriverInfo | None, gpus: list[GpuInfo], findin
                     if c is None:
                         out.append(g)
                         continue
-                    out.append(GpuInfo(index=g.index, name=g.name, compute_capability=c, memory_mib=g.memory_mib,
-                                       source=g.source, compute_capability_source=src))
+                    out.append(replace(g, compute_capability=c, compute_capability_source=src))
                 gpus = out
             findings.append(Finding("info", "override", f"compute capability {', '.join(ccs)} from STACKRESOLVE_GPU_CC",
                                     "", src))
@@ -413,9 +463,112 @@ def _conda_prefixes(fs, env, system: str, python_prefix: str | None) -> list[str
     return out
 
 
+# --- the PCI bus and the GPU table ------------------------------------------------------------------------
+PCI_TIMEOUT = 3.0  # lspci or PowerShell (a cold PowerShell takes a second or two)
+
+
+def _probe_pci(system: str, fs, run, records: list, findings: list):
+    """(probe name, [PciGpu]) from sysfs, `lspci -n` or PowerShell; None when there is nothing to read."""
+    from . import pci
+
+    t0 = time.monotonic()
+    if system == "linux":
+        found = pci.scan_sysfs(fs)
+        if found is not None:
+            _record(records, "pci-sysfs", "ok", f"{len(found)} NVIDIA display device(s)", t0)
+            return "pci-sysfs", found
+        _record(records, "pci-sysfs", "absent", pci.SYSFS_DEVICES + " not readable", t0)
+        if not fs.exists("/proc/bus/pci"):  # lspci reads one of the two: without either it has nothing to show
+            return None
+        name, argv, parse = "lspci", pci.lspci_argv(), pci.parse_lspci
+    elif system == "windows":
+        name, argv, parse = "win32-videocontroller", pci.powershell_argv(), pci.parse_windows_adapters
+    else:
+        return None
+    t0 = time.monotonic()
+    try:
+        rc, out, err = run(argv, PCI_TIMEOUT)
+    except CommandTimeout as exc:
+        _record(records, name, "timeout", str(exc), t0)
+        findings.append(Finding("warning", "probe-timeout", f"{name}: {exc}", "raise STACKRESOLVE_DETECT_TIMEOUT",
+                                name))
+        return None
+    except CommandNotFound as exc:
+        _record(records, name, "absent", str(exc), t0)
+        return None
+    except Exception as exc:  # CommandOutputTooLarge, a runner's bug
+        _record(records, name, "failed", str(exc) or repr(exc), t0)
+        return None
+    found = parse(out)
+    _record(records, name, "ok" if rc == 0 else "failed", f"exit {rc}, {len(found)} NVIDIA display device(s)", t0)
+    return name, found
+
+
+def _table_model(gpu_lookup, name: str | None):
+    """(model name, cc) of a GPU name in the injected GPU table, or None."""
+    if gpu_lookup is None or not name or name.endswith("..."):
+        return None
+    from .pci import _lookup
+
+    return _lookup(gpu_lookup, name)
+
+
+def _identify(gpus: list[GpuInfo], pci_found, pci_table, gpu_lookup, records: list
+              ) -> tuple[list[GpuInfo], list[tuple[GpuInfo, str]]]:
+    """Fill compute capabilities from the GPU table (by name, then by PCI id) and add the GPUs only the PCI bus
+    shows. Returns the GPUs and, for those still without a compute capability, why (for the finding)."""
+    from . import pci
+
+    why: dict[int, str] = {}
+    out = []
+    for g in gpus:
+        if g.compute_capability is None:
+            hit = _table_model(gpu_lookup, g.name)
+            if hit is not None:
+                g = replace(g, compute_capability=hit[1], compute_capability_source=f"{g.source} + {GPU_TABLE}",
+                            model=hit[0])
+        out.append(g)
+    if pci_found is None:
+        return out, [(g, why.get(i, "")) for i, g in enumerate(out) if g.compute_capability is None]
+    probe, found = pci_found
+    table = None
+    if found and pci_table is not None:
+        t0 = time.monotonic()
+        try:
+            table = pci_table()
+        except Exception as exc:  # a broken data file: the GPUs stay unnamed, detection goes on
+            _record(records, "pci table", "failed", str(exc) or repr(exc), t0)
+    models = pci.resolve(found, table, gpu_lookup)
+    if not out:  # no driver answered: the PCI bus is all there is
+        for i, (p, m) in enumerate(zip(found, models)):
+            out.append(GpuInfo(index=i, name=m.name, compute_capability=m.cc, memory_mib=None, source=probe,
+                               compute_capability_source=f"{probe} + {GPU_TABLE}" if m.cc else None,
+                               model=m.model, pci_id=p.pci_id, bus_id=p.bus_id))
+            if m.note:
+                why[i] = m.note
+    else:
+        by_bus = {smi.parse_bus_id(p.bus_id): (p, m) for p, m in zip(found, models) if p.bus_id}
+        for i, g in enumerate(out):
+            bus = smi.parse_bus_id(g.bus_id)
+            if bus is None or bus not in by_bus:
+                continue
+            p, m = by_bus[bus]
+            g = replace(g, pci_id=p.pci_id, name=g.name or m.name)
+            if g.compute_capability is None:
+                if m.cc:
+                    g = replace(g, compute_capability=m.cc, compute_capability_source=f"{probe} + {GPU_TABLE}",
+                                model=m.model)
+                elif m.note:
+                    why[i] = m.note
+            out[i] = g
+    return out, [(g, why.get(i, "")) for i, g in enumerate(out) if g.compute_capability is None]
+
+
 # --- the public entry point ----------------------------------------------------------------------------------
 def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None, python_exe: str | None = None,
-                   timeout_total: float = 5.0, system: str | None = None, gpu_only: bool = False) -> Machine:
+                   timeout_total: float | None = None, system: str | None = None, gpu_only: bool = False,
+                   gpu_lookup: GpuLookup | None = None, pci_table: PciTable | None = None,
+                   deadline: Deadline | None = None) -> Machine:
     """Probe this machine (or the fake one that `runner`, `fs`, `env` describe). Never raises for a probe failure:
     each failure is a ProbeRecord and, where it matters, a Finding.
 
@@ -423,18 +576,33 @@ def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None
     fs: LocalFS-like file reader (default: the real root).
     env: environment mapping (default: os.environ).
     python_exe: interpreter whose TensorFlow to inspect (default: the one running stackresolve, in-process).
-    timeout_total: seconds for the whole GPU/driver detection (NVML/libcuda child + every nvidia-smi call).
+    timeout_total: seconds for all of detection's commands together (default: STACKRESOLVE_DETECT_TIMEOUT, else
+        5); detection returns within about that, whatever hangs.
     system: "linux" | "windows" | "macos" to probe as (default: this host's).
     gpu_only: probe the OS, GPUs and driver only (what planning needs), not Python, TensorFlow, toolkits, cuDNN.
+    gpu_lookup: name -> GPU table record (`.name`, `.cc`) or None; gives the compute capability of GPUs whose
+        probe could not report it (banner, R470, Jetson, PCI). Without it they stay "unknown".
+    pci_table: () -> {PCI device id: pci.ids name}; names GPUs found on the PCI bus (no driver installed).
+    deadline: a Deadline to share with what the caller runs next (doctor's library loads); overrides
+        timeout_total.
     """
     from . import pyenv, toolkit
 
-    runner = runner if runner is not None else SubprocessRunner()
     fs = fs if fs is not None else LocalFS()
     env = dict(os.environ if env is None else env)
     system = normalize_system(system) if system else None
     records: list[ProbeRecord] = []
     findings: list[Finding] = []
+    total, problem = budget_seconds(env, timeout_total)
+    if deadline is None:
+        deadline = Deadline(total)
+    else:
+        total = deadline.remaining()
+    if problem:
+        findings.append(Finding("error", "bad-override", problem, "give the detection budget in seconds, e.g. 10",
+                                "env:STACKRESOLVE_DETECT_TIMEOUT"))
+    base = runner if runner is not None else SubprocessRunner()
+    run = BudgetedRunner(base, deadline)
 
     t0 = time.monotonic()
     try:
@@ -447,21 +615,23 @@ def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None
         _record(records, "os", "failed", repr(exc), t0)
     system = os_info.system
 
-    # --- GPUs and driver, within the budget ---
-    deadline = Deadline(timeout_total)
+    # --- GPUs and driver, within their share of the budget ---
+    gpu_deadline = deadline if gpu_only else deadline.share(GPU_SHARE * total)
     facts = _Facts()
+    lib = exe = None
     try:
         if system == "linux" and not os_info.wsl:
             _probe_kernel_files(fs, facts, records)
         lib = gpuchild.driver_libs_visible(fs, env, system)
         if lib:
-            _probe_child(runner, deadline, timeout_total, facts, records, findings)
+            child_deadline = gpu_deadline.share(CHILD_SHARE * gpu_deadline.total)
+            _probe_child(BudgetedRunner(base, child_deadline), child_deadline.total, facts, records, findings)
         else:
             _record(records, "nvml+libcuda", "absent", "no NVIDIA driver library visible", time.monotonic())
         if not facts.complete():
             exe = _find_nvidia_smi(fs, env, system)
             if exe:
-                _probe_smi(exe, runner, deadline, facts, records, findings)
+                _probe_smi(exe, BudgetedRunner(base, gpu_deadline), gpu_deadline, facts, records, findings)
             else:
                 _record(records, "nvidia-smi", "absent", "not on PATH", time.monotonic())
     except Exception as exc:  # a bug in a probe must not take detect down
@@ -473,9 +643,30 @@ def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None
     if drv_v or cuda_v:
         driver = DriverInfo(version=drv_v, cuda_max=cuda_v, source=drv_src or cuda_src, cuda_max_source=cuda_src,
                             kernel_module=facts.kernel_module)
+    merged = facts.merged_gpus()
     gpus = [GpuInfo(index=g["index"] if g["index"] is not None else i, name=g["name"], compute_capability=g["cc"],
-                    memory_mib=g["memory_mib"], source=g["source"], compute_capability_source=g["cc_source"])
-            for i, g in enumerate(facts.merged_gpus())]
+                    memory_mib=g["memory_mib"], source=g["source"], compute_capability_source=g["cc_source"],
+                    bus_id=g.get("bus_id"))
+            for i, g in enumerate(merged)]
+    unknown: list[tuple[GpuInfo, str]] = []
+    try:
+        gpus, unknown = _identify(gpus, None, None, gpu_lookup, records)
+        # the PCI bus: a GPU no driver answers for, or one whose compute capability is still unknown (Windows'
+        # PowerShell costs a second or two, so only when no GPU was found at all)
+        if not os_info.wsl and (not gpus or (unknown and system == "linux")):
+            pci_found = _probe_pci(system, fs, run, records, findings)
+            if pci_found is not None:
+                gpus, unknown = _identify(gpus, pci_found, pci_table, gpu_lookup, records)
+                if pci_found[1] and not merged and not (lib or exe or facts.driver or facts.cuda):
+                    listed = ", ".join(f"{g.name or 'NVIDIA GPU'} ({g.pci_id})" for g in gpus)
+                    findings.append(Finding(
+                        "warning", "nvidia-driver-missing",
+                        f"NVIDIA GPU on the PCI bus but no NVIDIA driver installed (no nvidia-smi, no driver "
+                        f"library): {listed}",
+                        "install the NVIDIA driver; `stackresolve plan --with-driver` names a driver branch for this "
+                        "GPU", pci_found[0]))
+    except Exception as exc:  # a bug here must not take detect down
+        _record(records, "gpu-identification", "failed", repr(exc), time.monotonic())
 
     # consistency findings
     kern = facts.driver.get("sysfs") or facts.driver.get("proc")
@@ -502,16 +693,25 @@ def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None
                                 "unset CUDA_VISIBLE_DEVICES or set it to the GPU indices to use", "env:CUDA_VISIBLE_DEVICES"))
 
     driver, gpus = _apply_overrides(env, driver, gpus, findings)
+    notes = {g.index: note for g, note in unknown}
     for g in gpus:
         if g.compute_capability is None:
+            if notes.get(g.index):
+                why = notes[g.index]
+            elif gpu_lookup is None:
+                why = f"{g.source} cannot; look it up by name"
+            elif g.name and g.name.endswith("..."):
+                why = f"{g.source} printed a shortened name"
+            else:
+                why = f"{g.source} cannot, and the GPU table has no model of that name"
             findings.append(Finding(
                 "info", "compute-capability-unknown",
-                f"GPU {g.index} ({g.name or 'unnamed'}): no probe reported its compute capability "
-                f"({g.source} cannot); look it up by name", "or set STACKRESOLVE_GPU_CC=X.Y", g.source))
+                f"GPU {g.index} ({g.name or 'unnamed'}): no probe reported its compute capability ({why})",
+                "or set STACKRESOLVE_GPU_CC=X.Y", g.source))
     if not gpus:
         findings.append(Finding("info", "no-nvidia-gpu", "no NVIDIA GPU found",
                                 "pass --gpu / STACKRESOLVE_GPU_CC to plan for a GPU this machine cannot see",
-                                "nvml, libcuda, nvidia-smi, proc"))
+                                ", ".join(r.name for r in records if r.name not in ("os", "sysfs", "proc"))))
 
     env_view = {k: env[k] for k in ENV_KEYS if k in env}
     for k in sorted(env):
@@ -524,16 +724,20 @@ def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None
     # --- Python, TensorFlow, toolkits, cuDNN ---
     doc = None
     try:
-        doc = pyenv.run_python_probe(python_exe, runner, records, findings)
+        doc = pyenv.run_python_probe(python_exe, run, records, findings)
     except Exception as exc:  # pragma: no cover - defensive
         _record(records, "python", "failed", repr(exc), time.monotonic())
-    py = pyenv.python_info(doc, python_exe)
-    fws = pyenv.frameworks(doc, findings)
+    py, fws = None, []
+    try:
+        py = pyenv.python_info(doc, python_exe)
+        fws = pyenv.frameworks(doc, findings)
+    except Exception as exc:  # pragma: no cover - defensive: the document is cleaned, this is a last guard
+        _record(records, "python", "failed", repr(exc), time.monotonic())
     pip_dists = (doc or {}).get("dists", [])
     toolkits, cudnn = [], []
     try:
         prefixes = _conda_prefixes(fs, env, system, (doc or {}).get("prefix"))
-        toolkits = toolkit.probe_toolkits(fs, env, system, runner, prefixes, pip_dists, records, findings)
+        toolkits = toolkit.probe_toolkits(fs, env, system, run, prefixes, pip_dists, records, findings)
         cudnn = toolkit.probe_cudnn(fs, env, system, toolkits, prefixes, pip_dists, records)
     except Exception as exc:  # pragma: no cover - defensive
         _record(records, "toolkits", "failed", repr(exc), time.monotonic())

@@ -4,12 +4,18 @@ Every fact carries the probe that found it (`source`). Source names used by the 
 
     nvml               NVIDIA Management Library through nvidia-ml-py (pynvml), in a child process
     libcuda            CUDA driver API (libcuda.so.1 / nvcuda.dll) through ctypes, in the same child process
-    nvidia-smi         `nvidia-smi --query-gpu=... --format=csv,noheader,nounits`
+    nvidia-smi         `nvidia-smi --query-gpu=... --format=csv,nounits` (columns read by the header's names)
     nvidia-smi-xml     `nvidia-smi --query -u -x` (driver and CUDA numbers only)
+    nvidia-smi-q       `nvidia-smi -q` (driver, CUDA number, GPU names, bus ids, memory)
     nvidia-smi-banner  the box printed by a bare `nvidia-smi` (last resort)
     sysfs              /sys/module/nvidia/version
     proc               /proc/driver/nvidia/version
+    pci-sysfs          /sys/bus/pci/devices/*/{vendor,device,class}: an NVIDIA GPU, named by the PCI table
+    lspci              `lspci -n`, where that folder cannot be read
+    win32-videocontroller  PowerShell's Win32_VideoController PNPDeviceID (Windows)
     env:NAME           an override or a value read from environment variable NAME
+A compute_capability_source "<probe> + gpus.toml" means the probe named the GPU and the GPU table gave the
+value (through the look-up the caller passes to detect_machine).
 
 Lists are tuples (the dataclasses are frozen); `to_json_dict()` turns them into lists.
 """
@@ -64,11 +70,15 @@ class GpuInfo:
     memory_mib: int | None
     source: str
     compute_capability_source: str | None = None
+    model: str | None = None  # the GPU table's model name, when the compute capability was looked up there
+    pci_id: str | None = None  # "10de:1b06" when the PCI bus was read
+    bus_id: str | None = None  # "0000:01:00.0" (sysfs / lspci), "00000000:01:00.0" (nvidia-smi), as printed
 
     def to_json_dict(self) -> dict[str, Any]:
         return {"index": self.index, "name": self.name, "compute_capability": self.compute_capability,
                 "memory_mib": self.memory_mib, "source": self.source,
-                "compute_capability_source": self.compute_capability_source}
+                "compute_capability_source": self.compute_capability_source, "model": self.model,
+                "pci_id": self.pci_id, "bus_id": self.bus_id}
 
 
 @dataclass(frozen=True)
@@ -149,7 +159,8 @@ class FrameworkInfo:
 
 @dataclass(frozen=True)
 class ProbeRecord:
-    """What one probe did: ok | absent (nothing to run or read) | failed | timeout | skipped."""
+    """What one probe did: ok | absent (nothing to run or read) | failed | timeout | skipped. "timeout" also
+    covers a command not started because the detection budget was spent (the detail says which)."""
 
     name: str
     status: str

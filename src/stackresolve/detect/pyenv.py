@@ -58,10 +58,12 @@ def run_python_probe(python_exe: str | None, runner, records: list, findings: li
         return None
     except CommandTimeout as exc:
         records.append(ProbeRecord(name, "timeout", str(exc), time.monotonic() - t0))
-        findings.append(Finding("warning", "probe-timeout", str(exc), "", "python-probe"))
+        findings.append(Finding("warning", "probe-timeout", f"the Python probe in {python_exe}: {exc}",
+                                "raise STACKRESOLVE_DETECT_TIMEOUT if that interpreter is just slow to start",
+                                "python-probe"))
         return None
-    except Exception as exc:
-        records.append(ProbeRecord(name, "failed", repr(exc), time.monotonic() - t0))
+    except Exception as exc:  # CommandOutputTooLarge, a runner's bug: a failed probe, never a crash
+        records.append(ProbeRecord(name, "failed", str(exc) or repr(exc), time.monotonic() - t0))
         return None
     doc = None
     for line in out.splitlines():
@@ -80,9 +82,45 @@ def run_python_probe(python_exe: str | None, runner, records: list, findings: li
                                 f"the Python probe did not run in {python_exe} (exit {rc}): {tail[0][:200]}",
                                 "check that the path is a Python 2.7 or 3.5+ interpreter", "python-probe"))
         return None
+    doc = clean_probe_doc(doc)
     doc["_source"] = "probe"
     records.append(ProbeRecord(name, "ok", doc.get("python") or "", time.monotonic() - t0))
     return doc
+
+
+def _text(value) -> str | None:
+    return value if isinstance(value, str) and value.isprintable() else None
+
+
+def clean_probe_doc(doc: dict) -> dict:
+    """The probe document with every field of the type the probe writes (another interpreter printed it: a broken
+    or foreign one may print anything after the marker); fields of another type are dropped."""
+    def entries(items, keys):
+        out = []
+        for item in items if isinstance(items, list) else ():
+            if not isinstance(item, dict) or not _text(item.get("name")):
+                continue
+            entry = {k: _text(item.get(k)) for k in keys}
+            bi = item.get("build_info")
+            if isinstance(bi, dict):
+                entry["build_info"] = {"cuda_version": _text(bi.get("cuda_version")),
+                                       "cudnn_version": _text(bi.get("cudnn_version")),
+                                       "is_cuda_build": bi.get("is_cuda_build")
+                                       if isinstance(bi.get("is_cuda_build"), bool) else None}
+            out.append(entry)
+        return out
+
+    return {
+        "probe": doc.get("probe"),
+        "python": _text(doc.get("python")),
+        "executable": _text(doc.get("executable")),
+        "prefix": _text(doc.get("prefix")),
+        "implementation": _text(doc.get("implementation")),
+        "dists": entries(doc.get("dists"), ("name", "version", "location", "build_info_path")),
+        "packages": entries(doc.get("packages"), ("name", "version", "location")),
+        "nvidia_lib_dirs": [d for d in doc.get("nvidia_lib_dirs") or () if _text(d)]
+        if isinstance(doc.get("nvidia_lib_dirs"), list) else [],
+    }
 
 
 def python_info(doc: dict | None, python_exe: str | None) -> PythonInfo | None:

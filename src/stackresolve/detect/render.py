@@ -44,6 +44,10 @@ def render_text(machine: Machine) -> str:
             parts.append("compute capability unknown")
         if g.memory_mib:
             parts.append(f"{g.memory_mib} MiB")
+        if g.model and g.model != g.name:
+            parts.append(f"model {g.model}")
+        if g.pci_id:
+            parts.append(f"PCI {g.pci_id}")
         lines.append(_row(f"GPU {g.index}", ", ".join(parts), g.source))
 
     if not machine.cuda_toolkits:
@@ -98,5 +102,6 @@ def render_text(machine: Machine) -> str:
         lines.append("")
         lines.append("Probes:")
         for r in machine.probes:
-            lines.append(f"  {r.name:<34}{r.status:<8}{r.seconds * 1000:7.1f} ms  {r.detail}".rstrip())
+            status = "timed out" if r.status == "timeout" else r.status
+            lines.append(f"  {r.name:<34}{status:<10}{r.seconds * 1000:7.1f} ms  {r.detail}".rstrip())
     return "\n".join(lines) + "\n"

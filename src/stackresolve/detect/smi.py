@@ -5,8 +5,11 @@ The formats seen in the wild (tests/fixtures/detect/README.md has one real captu
   (610+), "ERR!" (WSL2) or "N/A" (Jetson) in place of a number, no CUDA field at all (340 legacy); the
   "NVIDIA-SMI x" tool version can differ from the driver (WSL2, snaps, containers with a stale tool);
   driver versions have 2 (Windows, WSL2, 340.108) or 3 parts (Linux, Jetson).
-- CSV: one line per GPU, ", " separated; "[N/A]" / "[Not Supported]" for missing values (Jetson); R470 refuses
-  `compute_cap` with `Field "compute_cap" is not a valid field to query.` (exit status 2).
+- CSV: one line per GPU, ", " separated; "[N/A]" / "[Not Supported]" for missing values (Jetson, older drivers);
+  R470 refuses `compute_cap` with `Field "compute_cap" is not a valid field to query.` (exit status 2). Our query
+  keeps the header line and the columns are read by name, whatever their order.
+- `nvidia-smi -q`: "Key : value" lines; the header holds the driver ("Driver Version") and, from R410 on, the
+  CUDA number ("CUDA Version"); one "GPU <bus id>" block per GPU ("Product Name", "FB Memory Usage / Total").
 """
 
 from __future__ import annotations
@@ -17,12 +20,17 @@ from dataclasses import dataclass, field
 VERSION_RE = re.compile(r"^\d+(?:\.\d+)+$")
 
 # Query used by the CSV probe; the second form is the retry for drivers that refuse compute_cap (R470).
-CSV_FIELDS = ("index", "name", "compute_cap", "driver_version", "memory.total")
-CSV_FIELDS_NO_CC = ("index", "name", "driver_version", "memory.total")
+CSV_FIELDS = ("index", "pci.bus_id", "name", "compute_cap", "driver_version", "memory.total")
+CSV_FIELDS_NO_CC = ("index", "pci.bus_id", "name", "driver_version", "memory.total")
 
 
 def csv_argv(exe: str, fields=CSV_FIELDS) -> list[str]:
-    return [exe, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"]
+    # with the header: the columns are mapped by name, not by position
+    return [exe, "--query-gpu=" + ",".join(fields), "--format=csv,nounits"]
+
+
+def query_argv(exe: str) -> list[str]:
+    return [exe, "-q"]
 
 
 def xml_argv(exe: str) -> list[str]:
@@ -95,48 +103,137 @@ class SmiGpu:
     driver_version: str | None = None
     memory_mib: int | None = None
     name_truncated: bool = False
+    bus_id: str | None = None  # as printed ("00000000:01:00.0")
+
+
+# Header spellings of the columns we read; nvidia-smi prints the query names, older tools some long forms.
+_COLUMN = {"index": "index", "name": "name", "gpu_name": "name", "compute_cap": "compute_cap",
+           "driver_version": "driver_version", "memory.total": "memory.total", "pci.bus_id": "pci.bus_id",
+           "gpu_bus_id": "pci.bus_id"}
+
+
+def _header_names(line: str) -> list[str] | None:
+    """The column names when `line` is a CSV header ("name, memory.total [MiB]"), else None."""
+    names = [re.sub(r"\s*\[[^\]]*\]\s*$", "", cell.strip()).lower() for cell in line.split(",")]
+    return names if any(n in _COLUMN for n in names) and not any(re.search(r"\d\.\d", n) for n in names) \
+        else None
 
 
 def parse_csv(text: str, fields: tuple[str, ...] | list[str] | None = None) -> list[SmiGpu]:
     """Parse `--format=csv[,noheader][,nounits]` output.
 
-    With `fields` None, the first line is the header (`--format=csv`); header names may carry units
-    ("memory.total [MiB]"). Lines that do not have the expected number of values are skipped.
+    A header line, when there is one, names the columns (units such as "memory.total [MiB]" are dropped) and
+    wins over `fields`; without a header the columns are `fields`, in order. Lines that are not one row of
+    that many values (errors, binary garbage) are skipped; "[N/A]" and "[Not Supported]" values become None.
     """
     lines = [ln for ln in (text or "").splitlines() if ln.strip()]
     if not lines:
         return []
-    if fields is None:
-        header = [re.sub(r"\s*\[.*\]$", "", h.strip()) for h in lines[0].split(",")]
-        fields = header
-        lines = lines[1:]
-    fields = [f.strip() for f in fields]
+    header = _header_names(lines[0])
+    if header is not None:
+        columns, lines = header, lines[1:]
+    elif fields is not None:
+        columns = [f.strip().lower() for f in fields]
+    else:
+        return []
+    columns = [_COLUMN.get(c, c) for c in columns]
     out: list[SmiGpu] = []
     for pos, line in enumerate(lines):
-        values = [v.strip() for v in line.split(",")]
-        if len(values) > len(fields) and "name" in fields:
-            # a GPU name with a comma: glue the surplus back into the name column
-            extra = len(values) - len(fields)
-            i = fields.index("name")
-            values[i:i + extra + 1] = [", ".join(values[i:i + extra + 1])]
-        if len(values) != len(fields):
-            continue
-        row = dict(zip(fields, values))
         if INVALID_FIELD_RE.search(line):
             continue
-        idx = row.get("index")
-        index = _to_int(idx) if idx is not None else pos
+        values = [v.strip() for v in line.split(",")]
+        if len(values) > len(columns) and "name" in columns:
+            # a GPU name with a comma: glue the surplus back into the name column
+            extra = len(values) - len(columns)
+            i = columns.index("name")
+            values[i:i + extra + 1] = [", ".join(values[i:i + extra + 1])]
+        if len(values) != len(columns):
+            continue
+        row = dict(zip(columns, values))
+        index = _to_int(row["index"]) if "index" in row else pos
+        if "index" in row and index is None:
+            continue  # not a row of ours (a message, garbage)
         cc = clean_value(row.get("compute_cap"))
         if cc is not None and not re.match(r"^\d+\.\d+$", cc):
             cc = None
         mem = row.get("memory.total")
+        name = clean_value(row.get("name"))
+        if name is not None and not name.isprintable():
+            name = None
+        bus = clean_value(row.get("pci.bus_id"))
         out.append(SmiGpu(
             index=index,
-            name=clean_value(row.get("name", row.get("gpu_name"))),
+            name=name,
             compute_capability=cc,
             driver_version=clean_version(row.get("driver_version")),
             memory_mib=_to_int(mem.replace(" MiB", "")) if mem is not None else None,
+            bus_id=bus if bus and parse_bus_id(bus) else None,
         ))
+    return out
+
+
+def parse_bus_id(text: str | None) -> tuple[int, int, int, int] | None:
+    """"00000000:2D:00.0" (nvidia-smi), "0000:2d:00.0" (sysfs, old nvidia-smi), "2d:00.0" (lspci) ->
+    (domain, bus, device, function): one spelling for comparing them."""
+    m = re.match(r"^\s*(?:([0-9A-Fa-f]{1,8}):)?([0-9A-Fa-f]{1,2}):([0-9A-Fa-f]{1,2})\.([0-7])\s*$", text or "")
+    if not m:
+        return None
+    return (int(m.group(1) or "0", 16), int(m.group(2), 16), int(m.group(3), 16), int(m.group(4)))
+
+
+# --- `nvidia-smi -q` ------------------------------------------------------------------------------------
+@dataclass
+class SmiQuery:
+    driver_version: str | None = None
+    cuda_version: str | None = None
+    attached: int | None = None  # "Attached GPUs" (with `-i N` only one block follows)
+    gpus: list[SmiGpu] = field(default_factory=list)
+
+
+def parse_query(text: str) -> SmiQuery:
+    """`nvidia-smi -q` (and `-q -d SECTION`): the header values and one SmiGpu per "GPU <bus id>" block.
+    Section headers are lines without " : "; the value of "Total" is read only under "FB Memory Usage"."""
+    out = SmiQuery()
+    gpu: SmiGpu | None = None
+    section = ""
+    for raw in (text or "").splitlines():
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        m = re.match(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])$", line.strip()) \
+            if indent == 0 else None
+        if m:
+            gpu = SmiGpu(index=len(out.gpus), name=None, bus_id=m.group(1))
+            out.gpus.append(gpu)
+            section = ""
+            continue
+        key, sep, value = line.strip().partition(":")
+        key, value = key.strip(), value.strip()
+        if not sep:
+            if indent <= 4:
+                section = key
+            continue
+        if indent == 0 and gpu is None:
+            if key in ("Driver Version", "KMD Version"):
+                out.driver_version = out.driver_version or clean_version(value.split()[0] if value else "")
+            elif key in ("CUDA UMD Version", "CUDA Version"):
+                # 610+ prints "CUDA Version : 13.3 [Deprecated; ...]": the number comes first either way
+                v = clean_version(value.split()[0] if value else "")
+                if v and (key == "CUDA UMD Version" or out.cuda_version is None):
+                    out.cuda_version = v
+            elif key == "Attached GPUs":
+                out.attached = _to_int(value)
+            continue
+        if gpu is None:
+            continue
+        if indent == 4:
+            section = ""
+            if key == "Product Name":
+                name = clean_value(value)
+                gpu.name = name if name and name.isprintable() else None
+        elif key == "Total" and section == "FB Memory Usage":
+            gpu.memory_mib = _to_int(value)
     return out
 
 
@@ -182,6 +279,7 @@ _DRIVER_RE = re.compile(r"(Driver Version|KMD Version):\s*(\S+)")
 _CUDA_RE = re.compile(r"(CUDA UMD Version|CUDA Version):\s*(\S+)")
 # "|   0  NVIDIA GeForce RTX 4070        Off |   00000000:2D:00.0  On |" (Persistence-M or TCC/WDDM last)
 _GPU_ROW_RE = re.compile(r"^\|\s*(\d+)\s+(.+?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|")
+_BANNER_BUS_RE = r"\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s"
 _MEM_RE = re.compile(r"(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
 
 
@@ -226,6 +324,7 @@ def parse_banner(text: str) -> Banner:
                 break
             if _GPU_ROW_RE.match(nxt.strip()):
                 break
+        bus = re.search(_BANNER_BUS_RE, stripped[row.end() - 1:])
         b.gpus.append(SmiGpu(index=int(row.group(1)), name=name, memory_mib=mem,
-                             name_truncated=name.endswith("...")))
+                             name_truncated=name.endswith("..."), bus_id=bus.group(1) if bus else None))
     return b

@@ -396,3 +396,24 @@ def error_knowledge():
         return parse_error_knowledge(doc)
     except ValueError as exc:
         raise KnowledgeError(f"errors.toml: {exc}") from exc
+
+
+@lru_cache(maxsize=4)
+def nvidia_pci_ids(directory: Path | None = None) -> dict[int, str]:
+    """constraints/pci_ids.toml: NVIDIA PCI device id -> pci.ids name ("GP102 [GeForce GTX 1080 Ti]"), read on
+    first use: only detection of a GPU that no driver names needs it. Raises KnowledgeError on a malformed file."""
+    name = "pci_ids.toml"
+    doc, _ = read_toml(name, directory)
+    source, devices = doc.get("source"), doc.get("devices")
+    if not isinstance(source, dict) or not str(source.get("version", "")).strip():
+        raise KnowledgeError(f"{name}: [source] must say which pci.ids version the table comes from")
+    if not isinstance(devices, dict) or not devices:
+        raise KnowledgeError(f"{name}: [devices] must map PCI device ids to names")
+    table: dict[int, str] = {}
+    for key, value in devices.items():
+        if len(key) != 4 or not all(c in "0123456789abcdef" for c in key):
+            raise KnowledgeError(f"{name}: device id {key!r} is not 4 lowercase hex digits")
+        if not isinstance(value, str) or not value.strip():
+            raise KnowledgeError(f"{name}: device {key} has no name")
+        table[int(key, 16)] = value
+    return table
