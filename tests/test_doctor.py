@@ -263,9 +263,9 @@ def test_doctor_on_this_host_describes_this_interpreter(kb):
     import importlib.metadata
     import platform
 
-    from stackresolve.doctor import doctor
+    from stackresolve.cli.app import detect_machine
 
-    report = doctor(kb=kb)
+    report = diagnose(detect_machine(), kb, probe_libraries=None)
     doc = json.loads(json.dumps(report.to_json_dict()))
     assert doc["machine"]["python"]["version"] == platform.python_version()
     assert doc["machine"]["os"] in ("linux", "wsl2", "windows", "macos")

@@ -51,13 +51,17 @@ def output(text: str, path: Optional[str], executable: bool = False) -> None:
     typer.echo(f"wrote {path}", err=True)
 
 
-def detect_machine(no_detect: bool, python_exe: Optional[str] = None, gpu_only: bool = False):
-    """Probe this machine unless told not to (None then)."""
+def detect_machine(no_detect: bool = False, python_exe: Optional[str] = None, gpu_only: bool = False,
+                   deadline=None):
+    """Probe this machine unless told not to (None then). A GPU no probe gives a compute capability for is looked
+    up by name in the knowledge base; one found only on the PCI bus (no driver yet) by its PCI id."""
     if no_detect:
         return None
     from stackresolve.detect import detect_machine as probe
+    from stackresolve.knowledge.loader import nvidia_pci_ids
 
-    return probe(python_exe=python_exe, gpu_only=gpu_only)
+    return probe(python_exe=python_exe, gpu_only=gpu_only, deadline=deadline,
+                 gpu_lookup=lambda name: knowledge().find_gpu(name), pci_table=nvidia_pci_ids)
 
 
 def choice(value: str, allowed: tuple[str, ...], flag: str) -> str:

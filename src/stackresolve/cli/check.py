@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from stackresolve.cli.app import Exit, app, choice, fail, knowledge, output
+from stackresolve.cli.app import Exit, app, choice, detect_machine, fail, knowledge, output
 
 
 @app.command()
@@ -43,8 +43,6 @@ def check(
         if no_detect:
             machine, observed = apply_flags(kb, None, flags)
         else:
-            from stackresolve.detect import detect_machine
-
             machine, _ = apply_flags(kb, detect_machine(python_exe=python_exe, gpu_only=before_install), flags)
             observed = frozenset(FACTS)
         result = check_lock(lock, kb, machine, observed, before_install=before_install)

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from stackresolve.cli.app import app, choice, output
+from stackresolve.cli.app import app, choice, detect_machine, output
 
 
 @app.command()
@@ -17,7 +17,7 @@ def detect(
     """Show what this machine has: GPUs, compute capability, driver, CUDA, cuDNN, Python, TensorFlow, OS."""
     import json
 
-    from stackresolve.detect import detect_machine, render_text
+    from stackresolve.detect import render_text
 
     fmt = choice(fmt, ("text", "json"), "--format")
     machine = detect_machine(python_exe=python_exe)

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from stackresolve.cli.app import Exit, app, choice, fail, fix_plan_formats, knowledge, output
+from stackresolve.cli.app import Exit, app, choice, detect_machine, fail, fix_plan_formats, knowledge, output
 
 
 @app.command()
@@ -19,13 +19,23 @@ def doctor(
     """Diagnose the installed GPU stack; exit 0 when healthy, 1 when problems were found."""
     import json
 
-    from stackresolve.doctor import doctor as run_doctor
+    import os
+
+    from stackresolve.detect import Deadline, budget_seconds, probe_libraries
+    from stackresolve.doctor import diagnose
     from stackresolve.request import InputError
 
     fmt = choice(fmt, fix_plan_formats(), "--format")
     kb = knowledge()
+    # Detection and the library loads share one time budget (STACKRESOLVE_DETECT_TIMEOUT).
+    deadline = Deadline(budget_seconds(os.environ)[0])
+    machine = detect_machine(python_exe=python_exe, deadline=deadline)
+
+    def prober(names, dirs):
+        return probe_libraries(names, dirs, python_exe=None, deadline=deadline)
+
     try:
-        report = run_doctor(python_exe=python_exe, tf=tf, kb=kb)
+        report = diagnose(machine, kb, tf=tf, probe_libraries=prober)
     except InputError as exc:
         fail(str(exc))
     if fmt == "text":

@@ -20,7 +20,7 @@ from stackresolve.doctor.report import SCHEMA, DoctorReport, Target
 from stackresolve.doctor.target import choose_target, make_target
 from stackresolve.knowledge.base import KnowledgeBase
 
-__all__ = ["SCHEMA", "DoctorReport", "Target", "diagnose", "doctor"]
+__all__ = ["SCHEMA", "DoctorReport", "Target", "diagnose"]
 
 
 def diagnose(machine, kb: KnowledgeBase, *, tf: str | None = None,
@@ -55,21 +55,3 @@ def diagnose(machine, kb: KnowledgeBase, *, tf: str | None = None,
             findings += checks.pitfalls(ctx)
     findings.sort(key=lambda f: f.severity.rank)  # stable: keeps the checks' order within a severity
     return DoctorReport(tuple(findings), target, machine_summary(machine), tuple(loaded), choice.resolution)
-
-
-def doctor(*, python_exe: str | None = None, tf: str | None = None, kb: KnowledgeBase | None = None,
-           load_libraries: bool = True) -> DoctorReport:
-    """Detect this machine and diagnose it, loading the libraries for real (what `stackresolve doctor` runs)."""
-    from stackresolve.detect import detect_machine
-    from stackresolve.detect import probe_libraries as real_probe
-
-    if kb is None:
-        from stackresolve.knowledge.loader import knowledge
-
-        kb = knowledge()
-    machine = detect_machine(python_exe=python_exe)
-
-    def prober(names, dirs):
-        return real_probe(names, dirs, python_exe=None)
-
-    return diagnose(machine, kb, tf=tf, probe_libraries=prober if load_libraries else None)
