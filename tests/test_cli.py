@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from stackresolve.cli import app
 
@@ -81,3 +81,13 @@ def test_unwritable_output_is_a_clean_error(run, tmp_path):
     result = run("plan", "--no-detect", "--tf", "1.15", "--format", "pip", "-o", str(tmp_path / "no" / "dir.txt"))
     assert result.exit_code == 2
     assert "cannot write" in error_line(result)
+
+
+def test_the_command_list_says_what_each_command_says_of_itself():
+    import importlib
+
+    from stackresolve.cli.app import COMMANDS
+
+    for name, (module, short) in COMMANDS.items():
+        function = getattr(importlib.import_module(module), name)
+        assert " ".join(function.__doc__.split()) == short, name

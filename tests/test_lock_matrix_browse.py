@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from stackresolve.check import check_lock
 from stackresolve.lock import parse_lock

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from stackresolve.cli import app
 from stackresolve.knowledge.loader import knowledge

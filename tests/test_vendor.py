@@ -7,7 +7,7 @@ supports compute capability 6.0 and later; the builds are Linux x86_64 only.
 """
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from stackresolve.cli import app
 from stackresolve.knowledge.loader import knowledge

@@ -1,21 +1,69 @@
-"""The typer application, the exit codes and the helpers every command shares."""
+"""The command group, the exit codes and the helpers every command shares.
 
-from __future__ import annotations
+Each command is a typer app of its own in its own module; the group (a click group, typer's own foundation)
+imports and builds only the command that runs, and lists the commands from the table below without building
+them, so `--help` and every command pay for one command's construction, not eight."""
 
+import importlib
 import sys
 from typing import Optional
 
+import click
 import typer
 
 from stackresolve import __version__
 
-app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    help="Resolve a working NVIDIA driver + CUDA + cuDNN + Python + TensorFlow stack and print how to install it.",
-)
+HELP = "Resolve a working NVIDIA driver + CUDA + cuDNN + Python + TensorFlow stack and print how to install it."
+# name -> (module, one-line help: the first line of the command's docstring; a test keeps them equal)
+COMMANDS = {
+    "plan": ("stackresolve.cli.plan", "Resolve a consistent stack for a TensorFlow target and print the plan "
+                                      "(exit 1 when none exists)."),
+    "detect": ("stackresolve.cli.detect", "Show what this machine has: GPUs, compute capability, driver, CUDA, "
+                                          "cuDNN, Python, TensorFlow, OS."),
+    "matrix": ("stackresolve.cli.browse", "For every TensorFlow release line: whether and how it runs on this GPU "
+                                          "and OS."),
+    "gpus": ("stackresolve.cli.browse", "List the GPU models the knowledge base knows, with compute capability."),
+    "show": ("stackresolve.cli.browse", "Show what the knowledge base says about a release, with sources."),
+    "check": ("stackresolve.cli.check", "Compare this machine with a lock file: exit 0 when it matches, 1 with the "
+                                        "differences."),
+    "explain": ("stackresolve.cli.explain", "Turn an error message into its meaning, likely cause and fix (exit 1 "
+                                            "when the text is not recognised)."),
+    "doctor": ("stackresolve.cli.doctor", "Diagnose the installed GPU stack; exit 0 when healthy, 1 when problems "
+                                          "were found."),
+}
+
+
+def command_app() -> typer.Typer:
+    """The typer app one command module registers its command on."""
+    return typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+
+class CommandGroup(click.Group):
+    """Commands are built on first use; the listing comes from COMMANDS."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> Optional[click.Command]:
+        if name not in COMMANDS:
+            return None
+        module = importlib.import_module(COMMANDS[name][0])
+        return typer.main.get_command(getattr(module, f"{name}_app"))
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, short) for name, (_, short) in COMMANDS.items()])
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(f"stackresolve {__version__}")
+        ctx.exit()
+
+
+app = CommandGroup(name="stackresolve", help=HELP, no_args_is_help=True,
+                   params=[click.Option(["--version"], is_flag=True, expose_value=False, is_eager=True,
+                                        help="Print the version and exit.", callback=_print_version)])
 
 
 class Exit:
@@ -99,17 +147,3 @@ def emit_resolution(resolution, kb, fmt: str, out: Optional[str], options=None) 
     else:
         output(render_plan(fmt, resolution, kb, options), out, executable=fmt in ("apt",))
     raise typer.Exit(Exit.FAILED if resolution.stack is None else Exit.OK)
-
-
-def version_callback(value: bool) -> None:
-    if value:
-        typer.echo(f"stackresolve {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def common(
-    version: bool = typer.Option(False, "--version", callback=version_callback, is_eager=True,
-                                 help="Print the version and exit."),
-) -> None:
-    """stackresolve: a GPU deep-learning stack that works on this machine."""

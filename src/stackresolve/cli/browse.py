@@ -1,15 +1,18 @@
 """`stackresolve matrix`, `gpus` and `show`: the knowledge base, readable, with sources."""
 
-from __future__ import annotations
-
 from typing import Optional
 
 import typer
 
-from stackresolve.cli.app import app, choice, fail, knowledge, output
+from stackresolve.cli.app import command_app, choice, fail, knowledge, output
 
 
-@app.command()
+matrix_app = command_app()
+gpus_app = command_app()
+show_app = command_app()
+
+
+@matrix_app.command()
 def matrix(
     gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU model."),
     gpu_cc: Optional[str] = typer.Option(None, "--gpu-cc", help="GPU compute capability."),
@@ -32,7 +35,7 @@ def matrix(
     output(render_json(rows, request) if fmt == "json" else render_text(rows, request), None)
 
 
-@app.command()
+@gpus_app.command()
 def gpus(
     search: Optional[str] = typer.Argument(None, help="Only models whose name or alias contains this text."),
     fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
@@ -45,7 +48,7 @@ def gpus(
     output(gpus_json(kb, search) if fmt == "json" else gpus_text(kb, search), None)
 
 
-@app.command()
+@show_app.command()
 def show(
     component: str = typer.Argument(..., help="What to show: tf."),
     version: str = typer.Argument(..., help="Release line or version, e.g. 1.15."),

@@ -1,15 +1,16 @@
 """`stackresolve check`."""
 
-from __future__ import annotations
-
 from typing import Optional
 
 import typer
 
-from stackresolve.cli.app import Exit, app, choice, detect_machine, fail, knowledge, output
+from stackresolve.cli.app import command_app, Exit, choice, detect_machine, fail, knowledge, output
 
 
-@app.command()
+check_app = command_app()
+
+
+@check_app.command()
 def check(
     lock_file: str = typer.Argument("stackresolve.lock", help="The lock file written by `plan --format lock`."),
     os: Optional[str] = typer.Option(None, "--os", help="Check as if on this OS (default: detected)."),

@@ -1,15 +1,16 @@
 """`stackresolve detect`."""
 
-from __future__ import annotations
-
 from typing import Optional
 
 import typer
 
-from stackresolve.cli.app import app, choice, detect_machine, output
+from stackresolve.cli.app import command_app, choice, detect_machine, output
 
 
-@app.command()
+detect_app = command_app()
+
+
+@detect_app.command()
 def detect(
     fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
     python_exe: Optional[str] = typer.Option(None, "--python-exe", help="Interpreter to inspect (default: this one)."),

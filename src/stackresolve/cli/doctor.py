@@ -1,15 +1,16 @@
 """`stackresolve doctor`."""
 
-from __future__ import annotations
-
 from typing import Optional
 
 import typer
 
-from stackresolve.cli.app import Exit, app, choice, detect_machine, fail, fix_plan_formats, knowledge, output
+from stackresolve.cli.app import command_app, Exit, choice, detect_machine, fail, fix_plan_formats, knowledge, output
 
 
-@app.command()
+doctor_app = command_app()
+
+
+@doctor_app.command()
 def doctor(
     tf: Optional[str] = typer.Option(None, "--tf", help="Check against this TensorFlow instead of the installed one."),
     python_exe: Optional[str] = typer.Option(None, "--python-exe", help="Interpreter whose environment to check."),

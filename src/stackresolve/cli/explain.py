@@ -1,17 +1,18 @@
 """`stackresolve explain`."""
 
-from __future__ import annotations
-
 import sys
 from typing import Optional
 
 import typer
 
-from stackresolve.cli.app import Exit, app, choice, detect_machine, emit_resolution, fail, fix_plan_formats, \
+from stackresolve.cli.app import command_app, Exit, choice, detect_machine, emit_resolution, fail, fix_plan_formats, \
     knowledge, output
 
 
-@app.command()
+explain_app = command_app()
+
+
+@explain_app.command()
 def explain(
     text: Optional[str] = typer.Argument(None, help="The error message (or pass --file, or pipe a log in)."),
     file: Optional[str] = typer.Option(None, "--file", help="Read the log from this file."),

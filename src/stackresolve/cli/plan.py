@@ -1,15 +1,16 @@
 """`stackresolve plan`."""
 
-from __future__ import annotations
-
 from typing import Optional
 
 import typer
 
-from stackresolve.cli.app import app, choice, detect_machine, emit_resolution, fail, knowledge, plan_formats
+from stackresolve.cli.app import command_app, choice, detect_machine, emit_resolution, fail, knowledge, plan_formats
 
 
-@app.command()
+plan_app = command_app()
+
+
+@plan_app.command()
 def plan(
     tf: str = typer.Option("latest", "--tf", help="TensorFlow version: 1.15, 2, 2.3.4, '>=2.4,<2.8' or latest."),
     os: Optional[str] = typer.Option(None, "--os", help="linux, windows, macos or wsl2 (default: detected)."),
