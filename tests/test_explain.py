@@ -329,7 +329,7 @@ REAL_LOGS = [
     ),
     (
         "selfcheck-cudart64_100-tf2beta.log", "selfcheck-missing-cuda-dll", "missing-cuda-runtime", {"cuda": "10.0"}, {},
-        {"cuda": ("10.0",), "tf": ("2.0.0",)}, {"cuda": "10.0", "tf": "2.0", "os": "windows"}, [],
+        {"cuda": ("10.0",), "tf": ("2.0.0",)}, {"cuda": "10.0", "tf": "2.0.0", "os": "windows"}, [],
     ),
     (
         "cudnn-mismatch-8.7.0-vs-8.9.4.log", "cudnn-version-mismatch", "cudnn-version-mismatch", {"cudnn": "8.9.4"}, {"cudnn": "8.7.0"},
@@ -342,11 +342,11 @@ REAL_LOGS = [
     (
         "driver-insufficient-cudagetdevice.log", "cudagetdevice-driver-insufficient", "driver-too-old", {}, {"driver": "451.48", "driver_cuda": "11.0"},
         {"driver": ("451.48",), "driver_cuda": ("11.0",), "tf": ("2.2.0",), "cudnn": ("7.6.4",), "python": ("3.7",)},
-        {"tf": "2.2", "driver": "451.48", "python": "3.7"}, [],
+        {"tf": "2.2.0", "driver": "451.48", "python": "3.7"}, [],
     ),
     (
         "cudnn-not-initialized-driver-384.log", "cudnn-handle-not-initialized", "cudnn-init-failure", {}, {"driver": "384.69.0"},
-        {"driver": ("384.69.0",), "tf": ("1.5.0",)}, {"tf": "1.5", "driver": "384.69.0"}, ["possibly-insufficient-driver"],
+        {"driver": ("384.69.0",), "tf": ("1.5.0",)}, {"tf": "1.5.0", "driver": "384.69.0"}, ["possibly-insufficient-driver"],
     ),
     (
         "no-kernel-image-gtx750ti.log", "no-kernel-image", "no-kernel-for-gpu", {}, {"cc": "5.0"},
@@ -359,7 +359,7 @@ REAL_LOGS = [
     ),
     (
         "ptx-jit-h100.log", "ptx-jit-compile", "ptx-jit-slow", {}, {"cc": "9.0"},
-        {"cc": ("9.0",), "tf": ("2.14.0",)}, {"compute_capability": "9.0", "tf": "2.14"}, [],
+        {"cc": ("9.0",), "tf": ("2.14.0",)}, {"compute_capability": "9.0", "tf": "2.14.0"}, [],
     ),
     (
         "ignoring-gpu-cc30-k2000m.log", "gpu-below-minimum-capability", "no-kernel-for-gpu", {"cc": "3.5"}, {"cc": "3.0"},
@@ -371,11 +371,11 @@ REAL_LOGS = [
     ),
     (
         "cudnn-internal-error-rtx2080.log", "cudnn-handle-internal-error", "cudnn-init-failure", {}, {},
-        {"tf": ("1.14.0",), "cuda": ("10.0",), "python": ("3.6",)}, {"tf": "1.14", "python": "3.6"}, [],
+        {"tf": ("1.14.0",), "cuda": ("10.0",), "python": ("3.6",)}, {"tf": "1.14.0", "python": "3.6"}, [],
     ),
     (
         "cublas-rtx4090-tf115.log", "cublas-execution-failed", "cublas-failure", {}, {},
-        {"tf": ("1.15|2.0|2.1", "1.15.2"), "cuda": ("10.0",), "python": ("3.7",)}, {"tf": "1.15", "python": "3.7"}, ["blas-gemm-launch-failed"],
+        {"tf": ("1.15|2.0|2.1", "1.15.2"), "cuda": ("10.0",), "python": ("3.7",)}, {"tf": "1.15.2", "python": "3.7"}, ["blas-gemm-launch-failed"],
     ),
     (
         "dll-load-failed-python35.log", "dll-load-failed", "dll-load-failed-windows", {}, {},
@@ -387,7 +387,7 @@ REAL_LOGS = [
     ),
     (
         "tf1-session-on-tf2.log", "tf1-api-attribute", "tf1-api-on-tf2", {}, {"tf": "2.0.0"},
-        {"tf": ("2.0.0",)}, {"tf": "2.0"}, [],
+        {"tf": ("2.0.0",)}, {"tf": "2.0.0"}, [],
     ),
     (
         "no-cuda-drivers-deepface.log", "no-cuda-drivers-found", "no-gpu-detected", {}, {},
@@ -407,7 +407,7 @@ REAL_LOGS = [
     ),
     (
         "numpy2-with-tf-2.14.log", "numpy2-abi", "numpy-incompatible", {}, {"numpy": "2.3.4", "tf": "2.14.0"},
-        {"numpy": ("2.3.4",), "tf": ("2.14.0",)}, {"tf": "2.14", "pins": ["numpy<2"]}, [],
+        {"numpy": ("2.3.4",), "tf": ("2.14.0",)}, {"tf": "2.14.0", "pins": ["numpy<2"]}, [],
     ),
     (
         "numpy-api-0xc-vs-0xb.log", "numpy-c-api-version", "numpy-incompatible", {}, {},
