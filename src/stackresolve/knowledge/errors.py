@@ -240,12 +240,14 @@ def _version_table(record: dict, key: str, where: str) -> tuple[tuple[str, str],
     if not isinstance(value, dict):
         raise _fail(where, f"`{key}` must be a table of component = \"version or template\"")
     out: list[tuple[str, str]] = []
-    for component, template in value.items():
+    for component, templates in value.items():
         if component not in COMPONENTS:
             raise _fail(where, f"`{key}`: unknown component {component!r} (one of {', '.join(COMPONENTS)})")
-        if not isinstance(template, str) or not template.strip():
-            raise _fail(where, f"`{key}.{component}` must be a non-empty string")
-        out.append((component, template))
+        # a list: the first template whose placeholders all have a value wins
+        for template in templates if isinstance(templates, list) else [templates]:
+            if not isinstance(template, str) or not template.strip():
+                raise _fail(where, f"`{key}.{component}` must be a non-empty string or a list of them")
+            out.append((component, template))
     return tuple(out)
 
 
