@@ -768,6 +768,13 @@ class FixRequest:
         return out
 
 
+# Categories whose fix is about the GPU stack: only for these does the request carry CUDA and cuDNN.
+GPU_CATEGORIES = (
+    "missing-cuda-runtime", "missing-cudnn", "missing-cuda-lib", "cudnn-version-mismatch", "driver-too-old",
+    "no-kernel-for-gpu", "cudnn-init-failure", "cublas-failure", "no-gpu-detected", "ptx-jit-slow",
+)
+
+
 def _single(values: Sequence[str]) -> str | None:
     values = [v for v in values if "|" not in v]
     return values[0] if len(values) == 1 else None
@@ -918,6 +925,7 @@ def fix_request(
         return "|".join(libs) if libs else None
 
     lib_cuda, lib_cudnn = wanted("cuda"), wanted("cudnn")
+    gpu_problem = any(m.category in GPU_CATEGORIES for m in problems) or bool(lib_cuda or lib_cudnn)
     gpu_rows = [b for b in tested_builds if b.cuda]
     row_os = os_name if os_name in ("linux", "windows", "macos") else "linux"
 
@@ -956,6 +964,7 @@ def fix_request(
         evidence.append(f"tensorflow_core in a path: TensorFlow {_span(candidates)}")
 
     # -- no machine code for this GPU: the TensorFlow that has it ------------------------------------
+    tf_changed = False
     cc_values = [m.found["cc"] for m in explanation.matches if "cc" in m.found] or list(seen.get("cc", ()))
     cc = _single(tuple(dict.fromkeys(cc_values)))
     if top is not None and top.category in ("no-kernel-for-gpu", "ptx-jit-slow") and cc and compiled_archs:
@@ -979,31 +988,30 @@ def fix_request(
                 + (f" (TensorFlow {tf} does not)" if tf else "")
             )
         if choice is not None:
+            tf_changed = tf is None or _major_minor(tf) != choice
             tf, candidates = choice, with_code
         else:
             evidence.append(f"compute capability {cc}: no TensorFlow release carries machine code for it")
 
     # -- CUDA and cuDNN for the fix ----------------------------------------------------------------
     cuda = cudnn = None
-    if tf:
+    if tf and gpu_problem:
         line = _major_minor(tf)
         row = _row_for(tested_builds, line, row_os)
         if row is not None:
             row_cuda, row_cudnn = _printed(row.cuda, "cuda"), row.cudnn
             cuda, cudnn = row_cuda, row_cudnn
-            if lib_cuda and not _fits(row.cuda, lib_cuda, "cuda"):
+            if lib_cuda and not tf_changed and not _fits(row.cuda, lib_cuda, "cuda"):
                 cuda = lib_cuda
                 evidence.append(f"the libraries want CUDA {lib_cuda.replace('|', ' or ')}, not the CUDA {row_cuda} "
                                 f"of TensorFlow {line}'s tested build: not a stock build; the fix follows the libraries")
-            if lib_cudnn and not _fits(row.cudnn, lib_cudnn, "cudnn"):
+            if lib_cudnn and not tf_changed and not _fits(row.cudnn, lib_cudnn, "cudnn"):
                 cudnn = lib_cudnn
-            elif lib_cudnn and _fits(row.cudnn, lib_cudnn, "cudnn") and len(lib_cudnn.split(".")) > len(row_cudnn.split(".")):
-                cudnn = lib_cudnn  # the message names the exact cuDNN the build was compiled with
             evidence.append(f"TensorFlow {line} on {row_os}: tested build with CUDA {row_cuda} and cuDNN {row_cudnn}")
         elif tested_builds and row_os == "windows" and _line_key(line) > (2, 10):
             evidence.append(f"TensorFlow {line} has no native Windows GPU build (the last is 2.10): "
                             "use TensorFlow 2.10 or WSL2")
-    if cuda is None and candidates and tf is None:
+    if cuda is None and candidates and tf is None and gpu_problem:
         rows = [b for b in rows_fitting(gpu_rows) if b.line in candidates and (os_name is None or b.os == row_os)]
         cudas = {_printed(b.cuda, "cuda") for b in rows}
         cudnns = {b.cudnn for b in rows}
@@ -1015,23 +1023,36 @@ def fix_request(
         cuda = lib_cuda
     if cudnn is None and lib_cudnn and "|" not in lib_cudnn:
         cudnn = lib_cudnn
+    # a message that names the exact cuDNN the build was compiled with (8.1.0) is more precise than
+    # the tested-build table (8.1)
+    if cudnn and lib_cudnn and "|" not in lib_cudnn and not tf_changed and _fits(cudnn, lib_cudnn, "cudnn") \
+            and len(lib_cudnn.split(".")) > len(cudnn.split(".")):
+        cudnn = lib_cudnn
     tensorrt = wanted("tensorrt")
     if tensorrt and "|" in tensorrt:
         tensorrt = None
 
     # -- Python -------------------------------------------------------------------------------------
     python = _single(_dedupe_versions(_major_minor(v) for v in seen.get("python", ())))
+    python_is_the_problem = any(m.category == "no-matching-distribution" for m in problems)
+    supported: list[str] = []
     if tf and tested_builds:
         rows = [b for b in tested_builds if b.line == _major_minor(tf) and b.os == row_os]
         supported = sorted({p for b in rows for p in getattr(b, "python_versions", ())}, key=_line_key)
-        if supported and python and python not in supported:
-            evidence.append(f"Python {python} (from the log) is not one TensorFlow {_major_minor(tf)} supports "
-                            f"({supported[0]}-{supported[-1]}): Python {supported[-1]}")
+    if supported and python and python not in supported:
+        span = f"{supported[0]}-{supported[-1]}"
+        if python_is_the_problem:
+            evidence.append(f"Python {python} (from the log) has no TensorFlow {_major_minor(tf)} wheels (it supports "
+                            f"Python {span}): Python {supported[-1]}")
             python = supported[-1]
-        elif supported and python:
-            evidence.append(f"Python {python}: from the log")
+        else:
+            evidence.append(f"Python {python}: from the log (TensorFlow {_major_minor(tf)}'s tested builds list {span})")
     elif python:
         evidence.append(f"Python {python}: from the log")
+    elif supported and python_is_the_problem:
+        python = supported[-1]
+        evidence.append(f"TensorFlow {_major_minor(tf)} has wheels for Python {supported[0]}-{supported[-1]}: "
+                        f"Python {python}")
 
     # -- driver, GPU, compute capability --------------------------------------------------------------
     driver_values = [m.found["driver"] for m in explanation.matches if "driver" in m.found] or list(seen.get("driver", ()))
