@@ -948,7 +948,8 @@ def fix_request(
             allowed = set(path_lines[0].split("|"))
             candidates = [c for c in candidates if c in allowed] or candidates
         if candidates:
-            names = ", ".join(explanation.problems[0].libraries) if problems and problems[0].libraries else "the library names"
+            libs_named = list(dict.fromkeys(lib for m in problems for lib in m.libraries))
+            names = " + ".join(libs_named) if libs_named else "the library names"
             combos = sorted({(_printed(b.cuda, "cuda"), b.cudnn) for b in fitting if b.line in candidates},
                             key=lambda c: _line_key(c[0]))
             per_combo = "; ".join(
@@ -1116,6 +1117,8 @@ def requested_stack(
 # ----------------------------------------------------------------------------------------------
 
 _LABELS = {
+    "compute_capability": "compute capability",
+    "pins": "pip pins",
     "cuda": "CUDA",
     "cudnn": "cuDNN",
     "cc": "compute capability",
@@ -1181,8 +1184,10 @@ def render_text(explanation: Explanation, fix: FixRequest | None = None) -> str:
         request.pop("evidence", None)
         if request:
             lines.append("")
-            lines.append("The fix asks for: " + ", ".join(
-                f"{_label(k) if k != 'tf_candidates' else 'TensorFlow lines'} "
+            if "tf" in request:
+                request.pop("tf_candidates", None)
+            lines.append("The fix asks for: " + "; ".join(
+                f"{_label(k) if k != 'tf_candidates' else 'one of the TensorFlow lines'} "
                 f"{', '.join(v) if isinstance(v, list) else v}" for k, v in request.items()))
             for why in fix.evidence:
                 lines.append(f"   - {why}")
