@@ -342,3 +342,24 @@ def test_json_contract_is_unchanged(errors):
     assert data["schema"] == SCHEMA == "stackresolve/explain@1"
     assert set(data) == {"schema", "matches", "versions_seen"}
     assert set(data["matches"][0]) >= {"code", "category", "wanted", "found", "meaning", "cause", "fix", "source"}
+
+
+def test_the_nvidia_smi_banner_gives_driver_gpu_and_the_driver_cuda_not_a_toolkit(errors, kb):
+    text = "\n".join([
+        "| NVIDIA-SMI 410.72       Driver Version: 410.72       CUDA Version: 10.0     |",
+        "|   0  Tesla K80           Off  | 00000000:00:04.0 Off |                    0 |",
+        "|   1  GeForce GTX 108... WDDM  | 00000000:01:00.0 Off |                  N/A |",
+    ])
+    seen = explain_text(text, errors).versions_seen
+    assert seen["driver"] == ("410.72",) and seen["driver_cuda"] == ("10.0",)
+    assert "cuda" not in seen  # "CUDA Version" is the newest CUDA the driver supports, not an installed toolkit
+    assert seen["gpu"] == ("Tesla K80", "GeForce GTX 108...")
+    fix = request(text + "\nCUDA driver version is insufficient for CUDA runtime version", errors, kb)
+    assert (fix.driver, fix.gpu) == ("410.72", "Tesla K80")  # a name nvidia-smi cut short is not used
+
+
+def test_the_installed_cuda_is_evidence_not_the_request(errors, kb):
+    text = "CUDA version: 9.1\nImportError: libcublas.so.9.0: cannot open shared object file: No such file or directory"
+    fix = request(text, errors, kb)
+    assert fix.cuda == "9.0"
+    assert "the log shows CUDA 9.1 installed; the fix wants CUDA 9.0" in fix.evidence

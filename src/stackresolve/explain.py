@@ -1029,6 +1029,9 @@ def fix_request(
     if cudnn and lib_cudnn and "|" not in lib_cudnn and not tf_changed and _fits(cudnn, lib_cudnn, "cudnn") \
             and len(lib_cudnn.split(".")) > len(cudnn.split(".")):
         cudnn = lib_cudnn
+    installed = _single(seen.get("cuda", ()))
+    if installed and cuda and gpu_problem and not _fits(cuda, installed, "cuda"):
+        evidence.append(f"the log shows CUDA {installed} installed; the fix wants CUDA {cuda.replace('|', ' or ')}")
     tensorrt = wanted("tensorrt")
     if tensorrt and "|" in tensorrt:
         tensorrt = None
