@@ -369,7 +369,10 @@ def normalize_version(component: str, value: str) -> str:
     cuDNN integers as old TensorFlow prints them (7201) become 7.2.1; compute capabilities written
     without a dot (86, from sm_86) become 8.6.
     """
-    value = value.strip().rstrip(".")
+    value = value.strip()
+    if component == "gpu":  # a name; nvidia-smi marks one it cut short with "..."
+        return value
+    value = value.rstrip(".")
     if component == "cudnn" and value.isdigit() and len(value) in (4, 5):
         n = int(value)
         return f"{n // 1000}.{(n % 1000) // 100}.{n % 100}"
