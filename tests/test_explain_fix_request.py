@@ -363,3 +363,12 @@ def test_the_installed_cuda_is_evidence_not_the_request(errors, kb):
     fix = request(text, errors, kb)
     assert fix.cuda == "9.0"
     assert "the log shows CUDA 9.1 installed; the fix wants CUDA 9.0" in fix.evidence
+
+
+def test_a_ptx_jit_warning_keeps_the_tf_and_names_the_line_with_machine_code(errors, kb):
+    text = ("TensorFlow version: 2.14.0\nW gpu_device.cc:2052] TensorFlow was not built with CUDA kernel binaries "
+            "compatible with compute capability 9.0. CUDA kernels will be jit-compiled from PTX, which could take 30 minutes or longer.")
+    fix = request(text, errors, kb)
+    assert fix.tf == "2.14.0" and fix.compute_capability == "9.0"
+    # sm_90 machine code arrives in the 2.16 wheels
+    assert any("TensorFlow 2.16 would start without the JIT" in line for line in fix.evidence)

@@ -991,7 +991,10 @@ def fix_request(
                 f"{' on ' + os_name if os_name else ''}; {why} is {choice}"
                 + (f" (TensorFlow {tf} does not)" if tf else "")
             )
-        if choice is not None:
+        if choice is not None and top.category == "ptx-jit-slow" and tf:
+            evidence.append(f"it runs (slowly, after a JIT compile): the fix keeps TensorFlow {tf}; "
+                            f"TensorFlow {choice} would start without the JIT")
+        elif choice is not None:
             tf_changed = tf is None or _major_minor(tf) != choice
             tf, candidates = choice, with_code
         else:
