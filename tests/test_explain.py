@@ -222,9 +222,9 @@ def test_library_names_narrow_each_other(knowledge):
         ("E cuda_blas.cc:428] failed to run cuBLAS routine: CUBLAS_STATUS_EXECUTION_FAILED", "cublas-execution-failed", "cublas-failure", {}, {}),
         ("ImportError: DLL load failed: The specified module could not be found.", "dll-load-failed", "dll-load-failed-windows", {}, {}),
         ("ImportError: DLL load failed while importing _pywrap_tensorflow_internal: The specified module could not be found.", "dll-load-failed", "dll-load-failed-windows", {}, {}),
-        ("TypeError: Descriptors cannot not be created directly.", "protobuf-descriptors-cannot-be-created", "protobuf-incompatible", {}, {}),
-        ("TypeError: Descriptors cannot be created directly.", "protobuf-descriptors-cannot-be-created", "protobuf-incompatible", {}, {}),
-        ("AttributeError: module 'tensorflow' has no attribute 'Session'", "tf1-api-attribute", "tf1-api-on-tf2", {}, {}),
+        ("TypeError: Descriptors cannot not be created directly.", "protobuf-descriptors-cannot-be-created", "protobuf-incompatible", {"protobuf": "<=3.20.x"}, {"protobuf": ">=4.21"}),
+        ("TypeError: Descriptors cannot be created directly.", "protobuf-descriptors-cannot-be-created", "protobuf-incompatible", {"protobuf": "<=3.20.x"}, {"protobuf": ">=4.21"}),
+        ("AttributeError: module 'tensorflow' has no attribute 'Session'", "tf1-api-attribute", "tf1-api-on-tf2", {"tf": "1.x"}, {"tf": "2.x"}),
         ("I tensorflow/tsl/cuda/cudart_stub.cc:28] Could not find cuda drivers on your machine, GPU will not be used.", "no-cuda-drivers-found", "no-gpu-detected", {}, {}),
         ("W gpu_device.cc:1850] Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly", "cannot-dlopen-gpu-libraries", "missing-cuda-lib", {}, {}),
         (
@@ -233,8 +233,8 @@ def test_library_names_narrow_each_other(knowledge):
         ),
         ("ResourceExhaustedError: OOM when allocating tensor with shape[100,4096,32]", "oom-allocating-tensor", "out-of-memory", {}, {}),
         ("ImportError: numpy.core.multiarray failed to import", "numpy-multiarray-failed", "numpy-incompatible", {}, {}),
-        ("A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may crash.", "numpy2-abi", "numpy-incompatible", {}, {"numpy": "2.0.0"}),
-        ("AttributeError: 'str' object has no attribute 'decode'", "h5py3-str-decode", "h5py-incompatible", {}, {}),
+        ("A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may crash.", "numpy2-abi", "numpy-incompatible", {"numpy": "<2"}, {"numpy": "2.0.0"}),
+        ("AttributeError: 'str' object has no attribute 'decode'", "h5py3-str-decode", "h5py-incompatible", {"h5py": "<3"}, {"h5py": ">=3"}),
         ("Illegal instruction (core dumped)", "illegal-instruction", "other", {}, {}),
         ("E cuda_driver.cc:924] failed to allocate 1.51G (1617277696 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY", "cuda-error-out-of-memory", "out-of-memory", {}, {}),
         ("E tensorflow/stream_executor/cuda/cuda_driver.cc:300] failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error", "cuinit-unknown-error", "no-gpu-detected", {}, {}),
@@ -329,7 +329,7 @@ REAL_LOGS = [
     ),
     (
         "selfcheck-cudart64_100-tf2beta.log", "selfcheck-missing-cuda-dll", "missing-cuda-runtime", {"cuda": "10.0"}, {},
-        {"cuda": ("10.0",), "tf": ("2.0.0",)}, {"cuda": "10.0", "tf": "2.0", "os": "windows"}, [],
+        {"cuda": ("10.0",), "tf": ("2.0.0",)}, {"cuda": "10.0", "tf": "2.0.0", "os": "windows"}, [],
     ),
     (
         "cudnn-mismatch-8.7.0-vs-8.9.4.log", "cudnn-version-mismatch", "cudnn-version-mismatch", {"cudnn": "8.9.4"}, {"cudnn": "8.7.0"},
@@ -342,11 +342,11 @@ REAL_LOGS = [
     (
         "driver-insufficient-cudagetdevice.log", "cudagetdevice-driver-insufficient", "driver-too-old", {}, {"driver": "451.48", "driver_cuda": "11.0"},
         {"driver": ("451.48",), "driver_cuda": ("11.0",), "tf": ("2.2.0",), "cudnn": ("7.6.4",), "python": ("3.7",)},
-        {"tf": "2.2", "driver": "451.48", "python": "3.7"}, [],
+        {"tf": "2.2.0", "driver": "451.48", "python": "3.7"}, [],
     ),
     (
         "cudnn-not-initialized-driver-384.log", "cudnn-handle-not-initialized", "cudnn-init-failure", {}, {"driver": "384.69.0"},
-        {"driver": ("384.69.0",), "tf": ("1.5.0",)}, {"tf": "1.5", "driver": "384.69.0"}, ["possibly-insufficient-driver"],
+        {"driver": ("384.69.0",), "tf": ("1.5.0",)}, {"tf": "1.5.0", "driver": "384.69.0"}, ["possibly-insufficient-driver"],
     ),
     (
         "no-kernel-image-gtx750ti.log", "no-kernel-image", "no-kernel-for-gpu", {}, {"cc": "5.0"},
@@ -359,7 +359,7 @@ REAL_LOGS = [
     ),
     (
         "ptx-jit-h100.log", "ptx-jit-compile", "ptx-jit-slow", {}, {"cc": "9.0"},
-        {"cc": ("9.0",), "tf": ("2.14.0",)}, {"compute_capability": "9.0", "tf": "2.14"}, [],
+        {"cc": ("9.0",), "tf": ("2.14.0",)}, {"compute_capability": "9.0", "tf": "2.14.0"}, [],
     ),
     (
         "ignoring-gpu-cc30-k2000m.log", "gpu-below-minimum-capability", "no-kernel-for-gpu", {"cc": "3.5"}, {"cc": "3.0"},
@@ -371,23 +371,23 @@ REAL_LOGS = [
     ),
     (
         "cudnn-internal-error-rtx2080.log", "cudnn-handle-internal-error", "cudnn-init-failure", {}, {},
-        {"tf": ("1.14.0",), "cuda": ("10.0",), "python": ("3.6",)}, {"tf": "1.14", "python": "3.6"}, [],
+        {"tf": ("1.14.0",), "cuda": ("10.0",), "python": ("3.6",)}, {"tf": "1.14.0", "python": "3.6"}, [],
     ),
     (
         "cublas-rtx4090-tf115.log", "cublas-execution-failed", "cublas-failure", {}, {},
-        {"tf": ("1.15|2.0|2.1", "1.15.2"), "cuda": ("10.0",), "python": ("3.7",)}, {"tf": "1.15", "python": "3.7"}, ["blas-gemm-launch-failed"],
+        {"tf": ("1.15|2.0|2.1", "1.15.2"), "cuda": ("10.0",), "python": ("3.7",)}, {"tf": "1.15.2", "python": "3.7"}, ["blas-gemm-launch-failed"],
     ),
     (
         "dll-load-failed-python35.log", "dll-load-failed", "dll-load-failed-windows", {}, {},
         {"python": ("3.5",), "os": ("windows",)}, {"python": "3.5", "os": "windows"}, [],
     ),
     (
-        "protobuf-descriptors.log", "protobuf-descriptors-cannot-be-created", "protobuf-incompatible", {}, {},
+        "protobuf-descriptors.log", "protobuf-descriptors-cannot-be-created", "protobuf-incompatible", {"protobuf": "<=3.20.x"}, {"protobuf": ">=4.21"},
         {"python": ("3.7",)}, {"pins": ["protobuf<=3.20.3"]}, [],
     ),
     (
-        "tf1-session-on-tf2.log", "tf1-api-attribute", "tf1-api-on-tf2", {}, {"tf": "2.0.0"},
-        {"tf": ("2.0.0",)}, {"tf": "2.0"}, [],
+        "tf1-session-on-tf2.log", "tf1-api-attribute", "tf1-api-on-tf2", {"tf": "1.x"}, {"tf": "2.0.0"},
+        {"tf": ("2.0.0",)}, {"tf": "2.0.0"}, [],
     ),
     (
         "no-cuda-drivers-deepface.log", "no-cuda-drivers-found", "no-gpu-detected", {}, {},
@@ -406,15 +406,15 @@ REAL_LOGS = [
         {"python": ("3.6",)}, {}, [],
     ),
     (
-        "numpy2-with-tf-2.14.log", "numpy2-abi", "numpy-incompatible", {}, {"numpy": "2.3.4", "tf": "2.14.0"},
-        {"numpy": ("2.3.4",), "tf": ("2.14.0",)}, {"tf": "2.14", "pins": ["numpy<2"]}, [],
+        "numpy2-with-tf-2.14.log", "numpy2-abi", "numpy-incompatible", {"numpy": "<2"}, {"numpy": "2.3.4", "tf": "2.14.0"},
+        {"numpy": ("2.3.4",), "tf": ("2.14.0",)}, {"tf": "2.14.0", "pins": ["numpy<2"]}, [],
     ),
     (
         "numpy-api-0xc-vs-0xb.log", "numpy-c-api-version", "numpy-incompatible", {}, {},
         {}, {}, ["numpy-multiarray-failed"],
     ),
     (
-        "h5py3-str-decode-tf-core.log", "h5py3-str-decode", "h5py-incompatible", {}, {"tf": "1.15|2.0|2.1"},
+        "h5py3-str-decode-tf-core.log", "h5py3-str-decode", "h5py-incompatible", {"h5py": "<3"}, {"tf": "1.15|2.0|2.1", "h5py": ">=3"},
         {"tf": ("1.15|2.0|2.1",)}, {"pins": ["h5py<3.0"]}, [],
     ),
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 CATEGORIES = (
@@ -30,6 +31,8 @@ CATEGORIES = (
     "h5py-incompatible",
     "harmless",
     "other",
+    "keras3-legacy-model",
+    "no-matching-distribution",
 )
 from stackresolve.model.finding import SEVERITIES  # noqa: E402 (most serious first)
 # What a version can be about: the suffix of wanted_*/found_* groups, and the keys of versions_seen.
@@ -45,20 +48,40 @@ COMPONENTS = (
     "protobuf",
     "h5py",
     "tensorrt",
+    "keras",
 )
 HINT_KEYS = COMPONENTS + ("gpu", "os")
 LIBRARY_COMPONENTS = ("cuda", "cudnn", "tensorrt", "driver")
 DEFAULT_RANK = 50
 
-_CODE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-_VERSION = re.compile(r"^\d+(?:\.(?:\d+|x))*$")
+# Compiled on first use: importing this module (every CLI command does, through the loader) costs no
+# regex compilation.
+_CODE = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+_VERSION = r"^\d+(?:\.(?:\d+|x))*$"
 # {name} or {name|text shown when the value is unknown}; only lower-case identifiers are
 # placeholders, so `${CUDA_DIR}` in a text stays literal.
-PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)(?:\|([^{}]*))?\}")
+_PLACEHOLDER = r"\{([a-z][a-z0-9_]*)(?:\|([^{}]*))?\}"
+
+
+@lru_cache(maxsize=None)
+def _regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def placeholder_regex() -> re.Pattern[str]:
+    """The {name} / {name|default} placeholder syntax of the texts."""
+    return _regex(_PLACEHOLDER)
+
+
+def seen_placeholders() -> set[str]:
+    """seen_<key>: the one value the whole text shows for a version_hint key (or <component>_from_libraries)."""
+    keys = set(HINT_KEYS) | {f"{c}_from_libraries" for c in LIBRARY_COMPONENTS}
+    return {f"seen_{k}" for k in keys}
+
 
 _ERROR_KEYS = {
     "code", "category", "severity", "rank", "pattern", "example", "meaning", "causes", "fix",
-    "context", "pins", "source", "note",
+    "context", "pins", "source", "note", "wanted", "found",
 }
 _LIBRARY_KEYS = {"names", "component", "versions", "source", "note"}
 _HINT_KEYS = {"key", "pattern", "value", "example", "source", "note"}
@@ -93,6 +116,11 @@ class KnownError:
     context: tuple[str, ...] = ()
     pins: tuple[str, ...] = ()
     note: str = ""
+    # (component, template) pairs: what the fix wants / what the text shows, for the components the
+    # message itself does not name (protobuf "<=3.20.x", TensorFlow "1.x" for tf.Session on TF 2, ...).
+    # Rendered like the texts; an entry whose placeholders have no value is left out.
+    wanted: tuple[tuple[str, str], ...] = ()
+    found: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -159,7 +187,7 @@ def _compile(pattern: str, where: str, key: str = "pattern") -> re.Pattern[str]:
 
 
 def _check_placeholders(text: str, allowed: set[str], where: str, key: str) -> None:
-    for match in PLACEHOLDER.finditer(text):
+    for match in placeholder_regex().finditer(text):
         if match.group(1) not in allowed:
             raise _fail(
                 where,
@@ -207,13 +235,29 @@ def _string_list(record: dict, key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _version_table(record: dict, key: str, where: str) -> tuple[tuple[str, str], ...]:
+    value = record.get(key, {})
+    if not isinstance(value, dict):
+        raise _fail(where, f"`{key}` must be a table of component = \"version or template\"")
+    out: list[tuple[str, str]] = []
+    for component, templates in value.items():
+        if component not in COMPONENTS:
+            raise _fail(where, f"`{key}`: unknown component {component!r} (one of {', '.join(COMPONENTS)})")
+        # a list: the first template whose placeholders all have a value wins
+        for template in templates if isinstance(templates, list) else [templates]:
+            if not isinstance(template, str) or not template.strip():
+                raise _fail(where, f"`{key}.{component}` must be a non-empty string or a list of them")
+            out.append((component, template))
+    return tuple(out)
+
+
 def _parse_error(record: Any, index: int) -> KnownError:
     where = f"error[{index}]"
     if not isinstance(record, dict):
         raise _fail(where, "each [[error]] must be a table")
     code = _text(record, "code", where)
     where = f"error[{index}] (code={code!r})"
-    if not _CODE.match(code):
+    if not _regex(_CODE).match(code):
         raise _fail(where, "`code` must be kebab-case (a-z, 0-9, single dashes)")
     unknown = set(record) - _ERROR_KEYS
     if unknown:
@@ -249,11 +293,15 @@ def _parse_error(record: Any, index: int) -> KnownError:
         if key not in HINT_KEYS:
             raise _fail(where, f"context key {key!r} is not a version_hint key ({', '.join(HINT_KEYS)})")
     pins = _string_list(record, "pins", where)
+    wanted = _version_table(record, "wanted", where)
+    found = _version_table(record, "found", where)
 
-    allowed = set(regex.groupindex) | {"libs"}
+    allowed = set(regex.groupindex) | {"libs"} | seen_placeholders()
     allowed |= {f"{role}_{c}" for role in ("wanted", "found") for c in COMPONENTS}
     _check_placeholders(meaning, allowed, where, "meaning")
     _check_placeholders(fix, allowed, where, "fix")
+    for component, template in wanted + found:
+        _check_placeholders(template, allowed, where, f"wanted/found.{component}")
     for i, cause in enumerate(causes):
         _check_placeholders(cause.text, allowed, where, f"causes[{i}]")
         _check_placeholders(cause.fix, allowed, where, f"causes[{i}].fix")
@@ -273,6 +321,8 @@ def _parse_error(record: Any, index: int) -> KnownError:
         context=context,
         pins=pins,
         note=_text(record, "note", where, required=False),
+        wanted=wanted,
+        found=found,
     )
 
 
@@ -319,7 +369,7 @@ def parse_libraries(doc: dict) -> tuple[LibraryName, ...]:
         if component not in LIBRARY_COMPONENTS:
             raise _fail(where, f"component {component!r} is not one of {', '.join(LIBRARY_COMPONENTS)}")
         versions = record.get("versions")
-        if not isinstance(versions, list) or not all(isinstance(v, str) and _VERSION.match(v) for v in versions):
+        if not isinstance(versions, list) or not all(isinstance(v, str) and _regex(_VERSION).match(v) for v in versions):
             raise _fail(where, '`versions` must be a list of versions such as "10.1" or "11.x"')
         if not versions and component != "driver":
             raise _fail(where, "`versions` may be empty only for the driver")
