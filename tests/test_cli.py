@@ -91,3 +91,29 @@ def test_the_command_list_says_what_each_command_says_of_itself():
     for name, (module, short) in COMMANDS.items():
         function = getattr(importlib.import_module(module), name)
         assert " ".join(function.__doc__.split()) == short, name
+
+
+def test_explain_reads_stdin_and_keeps_the_users_tensorflow(run):
+    # TF 2.9 on Windows was tested with CUDA 11.2 and cuDNN 8.1 (tensorflow/docs source_windows.md); the fix keeps
+    # the 2.9.1 the log names instead of moving the user to another patch release.
+    from click.testing import CliRunner
+
+    from stackresolve.cli import app
+
+    log = ("TensorFlow version: 2.9.1\n"
+           "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+           "'cudart64_110.dll'; dlerror: cudart64_110.dll not found\n")
+    result = CliRunner().invoke(app, ["explain", "-", "--no-detect", "--format", "json"], input=log)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["requested"]["tf"] == "2.9.1" and doc["requested"]["os"] == "windows"
+    stack = doc["fix_plan"]["stack"]
+    assert (stack["framework"]["version"], stack["cuda"]["version"], stack["cudnn"]["version"]) == \
+        ("2.9.1", "11.2", "8.1.0")
+
+
+def test_explain_flags_sharpen_a_silent_log(run):
+    result = run("explain", "Could not load dynamic library 'libcudnn.so.8'", "--tf", "2.6", "--os", "linux",
+                 "--no-detect", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["fix_plan"]["stack"]["framework"]["line"] == "2.6"
