@@ -61,9 +61,19 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
         ctx.exit()
 
 
+def _no_cache(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        import os
+
+        os.environ["STACKRESOLVE_NO_CACHE"] = "1"  # read by the knowledge snapshot, for this process only
+
+
 app = CommandGroup(name="stackresolve", help=HELP, no_args_is_help=True,
                    params=[click.Option(["--version"], is_flag=True, expose_value=False, is_eager=True,
-                                        help="Print the version and exit.", callback=_print_version)])
+                                        help="Print the version and exit.", callback=_print_version),
+                           click.Option(["--no-cache"], is_flag=True, expose_value=False, is_eager=True,
+                                        help="Neither read nor write the knowledge snapshot cache.",
+                                        callback=_no_cache)])
 
 
 class Exit:

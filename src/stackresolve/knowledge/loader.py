@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import marshal
-import os
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -295,54 +293,34 @@ CORE_FILES = ("meta.toml", "tensorflow.toml", "tensorflow_wheels.toml", "cuda.to
               "drivers.toml", "pitfalls.toml", "docker.toml", "windows.toml", "apt.toml", "conda.toml", "nvidia_tensorflow.toml")
 
 
-def cache_dir(env=os.environ) -> Path | None:
-    """Where parsed knowledge is cached: STACKRESOLVE_CACHE_DIR, else the platform's user cache folder.
-    STACKRESOLVE_NO_CACHE=1 turns the cache off."""
-    if env.get("STACKRESOLVE_NO_CACHE"):
-        return None
-    if env.get("STACKRESOLVE_CACHE_DIR"):
-        return Path(env["STACKRESOLVE_CACHE_DIR"])
-    if sys.platform == "win32" and env.get("LOCALAPPDATA"):
-        return Path(env["LOCALAPPDATA"]) / "stackresolve" / "cache"
-    base = env.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
-    return Path(base) / "stackresolve"
-
-
-def _parsed_documents(directory: Path | None) -> tuple[dict[str, dict], str]:
-    """Every core file parsed, and the digest of their bytes.
-
-    Parsing the TOML is most of a cold start, so the parsed documents are cached under the digest of the
-    files' bytes: an edited file has another digest, so a stale cache is never read. marshal (the format of
-    .pyc files) is only readable by the same Python version, hence the version in the name."""
+def _data(directory: Path | None) -> tuple[dict[str, bytes], str]:
+    """Every core file's bytes, and the digest of them all."""
     raws = {name: _read_bytes(name, directory) for name in CORE_FILES}
     digest = hashlib.sha256(b"".join(hashlib.sha256(raw).digest() for raw in raws.values())).hexdigest()
-    folder = cache_dir()
-    cached = folder / f"knowledge-{digest[:24]}-py{sys.version_info[0]}{sys.version_info[1]}.marshal" \
-        if folder else None
-    if cached is not None:
-        try:
-            docs = marshal.loads(cached.read_bytes())
-            if isinstance(docs, dict) and set(docs) == set(CORE_FILES):
-                return docs, digest
-        except (OSError, ValueError, EOFError, TypeError):
-            pass  # absent or unreadable: parse, and try to write it again
-    docs = {name: _parse(name, raw) for name, raw in raws.items()}
-    if cached is not None:
-        try:
-            from stackresolve.files import atomic_write_bytes
-
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(cached, marshal.dumps(docs))
-        except (OSError, ValueError):
-            pass  # a read-only home or a value marshal cannot store: the cache is only an optimisation
-    return docs, digest
+    return raws, digest
 
 
-def load_knowledge(directory: Path | None = None):
-    """Read and validate the core knowledge base. Raises KnowledgeError on a malformed file."""
+def load_knowledge(directory: Path | None = None, *, use_snapshot: bool = True):
+    """The validated knowledge base: from its snapshot when one was built from these very files (by this
+    package version and Python), else parsed, validated and snapshotted. Raises KnowledgeError on a malformed
+    file."""
+    from stackresolve.knowledge import snapshot
     from stackresolve.knowledge.base import KnowledgeBase
 
-    docs, digest_text = _parsed_documents(directory)
+    raws, digest_text = _data(directory)
+    if use_snapshot:
+        cached = snapshot.load(digest_text, KnowledgeBase)
+        if cached is not None:
+            return cached
+    kb = build_knowledge({name: _parse(name, raw) for name, raw in raws.items()}, digest_text)
+    if use_snapshot:
+        snapshot.store(digest_text, kb)
+    return kb
+
+
+def build_knowledge(docs: dict[str, dict], digest_text: str):
+    """Validate the parsed documents into a KnowledgeBase."""
+    from stackresolve.knowledge.base import KnowledgeBase
     from stackresolve.knowledge.install_facts import parse_docker, parse_windows
 
     lines, builds, archs, artifacts = parse_tensorflow(docs["tensorflow.toml"])

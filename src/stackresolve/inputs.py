@@ -1,0 +1,144 @@
+"""The one way stackresolve reads a file it did not write itself into memory: a regular file (or standard input
+when the user names `-`), never more than a limit, decoded with replacement.
+
+A FIFO, a device or a directory is refused rather than read (reading a FIFO with no writer blocks forever; a
+device like /dev/zero never ends); a file larger than the limit is refused, or for a log its last part is read
+and the caller is told so."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from dataclasses import dataclass
+
+MIB = 1024 * 1024
+
+
+class InputTooLarge(ValueError):
+    pass
+
+
+class NotARegularFile(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class TextInput:
+    text: str
+    name: str  # as the user named it ("-" for standard input)
+    truncated: bool = False  # only the last `limit` bytes were read
+    encoding_note: str = ""  # "" for UTF-8; otherwise how the bytes were decoded
+
+
+def read_regular_bytes(path: str | os.PathLike, limit: int) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes. Raises OSError (missing, unreadable),
+    NotARegularFile, or InputTooLarge."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotARegularFile(_kind(info.st_mode))
+        if info.st_size > limit:
+            raise InputTooLarge(f"{info.st_size} bytes, more than the {limit // MIB} MiB accepted")
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:  # grew while we read it
+                raise InputTooLarge(f"more than the {limit // MIB} MiB accepted")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_text(name: str, limit: int, *, keep_tail: bool = False, stdin=None) -> TextInput:
+    """A text input as the user named it: a path to a regular file, or "-" for standard input. With
+    `keep_tail`, an input over the limit is not refused: its last `limit` bytes are read (logs end with the
+    error), from the start of a line. Raises OSError, NotARegularFile, InputTooLarge."""
+    if name == "-":
+        stream = stdin if stdin is not None else sys.stdin
+        data = _read_stream(getattr(stream, "buffer", None) or _Encoded(stream), limit, keep_tail)
+    else:
+        try:
+            data = read_regular_bytes(name, limit)
+        except InputTooLarge:
+            if not keep_tail:
+                raise
+            data = _tail(name, limit)
+    truncated = len(data) > limit
+    if truncated:
+        data = data[-limit:]
+        newline = data.find(b"\n")
+        if 0 <= newline < 4096:
+            data = data[newline + 1:]
+    text, note = decode(data)
+    return TextInput(text, name, truncated, note)
+
+
+class _Encoded:
+    """A text stream read as UTF-8 bytes (test runners give text-only stdin)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def read(self, size: int) -> bytes:
+        return self.stream.read(size).encode("utf-8", "replace")
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """(text, note): UTF-8 (with or without a byte-order mark), else UTF-16 with a byte-order mark, else UTF-8
+    with undecodable bytes replaced, said in the note."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", "replace"), "decoded as UTF-16 (byte-order mark)"
+    try:
+        return data.decode("utf-8"), ""
+    except UnicodeDecodeError as exc:
+        return data.decode("utf-8", "replace"), f"not UTF-8 (first bad byte at offset {exc.start}): undecodable " \
+                                                f"bytes were replaced"
+
+
+def _read_stream(stream, limit: int, keep_tail: bool) -> bytes:
+    data = b""
+    while True:
+        chunk = stream.read(1 << 20)
+        if not chunk:
+            return data
+        data += chunk
+        if len(data) > limit:
+            if not keep_tail:
+                raise InputTooLarge(f"more than the {limit // MIB} MiB accepted")
+            data = data[-(limit + 1):]  # keep one byte more, so the caller sees it was cut
+
+
+def _tail(path: str, limit: int) -> bytes:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        size = os.fstat(fd).st_size
+        os.lseek(fd, max(0, size - limit - 1), os.SEEK_SET)
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk or sum(map(len, chunks)) > limit:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)[-(limit + 1):]
+    finally:
+        os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"

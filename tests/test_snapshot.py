@@ -1,0 +1,91 @@
+"""The knowledge snapshot: a cache that cannot lie (issue 16) and loads fast (issue 12)."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from stackresolve.knowledge import snapshot
+from stackresolve.knowledge.base import KnowledgeBase
+from stackresolve.knowledge.loader import load_knowledge
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("STACKRESOLVE_CACHE_DIR", str(folder))
+    monkeypatch.delenv("STACKRESOLVE_NO_CACHE", raising=False)
+    return folder
+
+
+def snapshot_file(folder):
+    files = list(folder.glob("knowledge-*.snapshot"))
+    assert len(files) == 1, files
+    return files[0]
+
+
+def test_first_load_writes_a_snapshot_the_second_reads(cache):
+    built = load_knowledge()
+    path = snapshot_file(cache)
+    again = load_knowledge()
+    assert again is not built and again.version == built.version
+    assert [w.version for w in again.wheels] == [w.version for w in built.wheels]
+    assert path.stat().st_mtime == snapshot_file(cache).stat().st_mtime  # read, not rewritten
+
+
+@pytest.mark.parametrize("damage", ["truncate", "edit", "foreign", "empty"])
+def test_a_damaged_snapshot_is_ignored_and_rebuilt(cache, damage):
+    built = load_knowledge()
+    path = snapshot_file(cache)
+    raw = path.read_bytes()
+    damaged = {"truncate": raw[: len(raw) // 2],
+               "edit": raw.replace(b"tensorflow-gpu", b"tensorflow-cpu", 1),
+               "foreign": b"not a snapshot at all\n",
+               "empty": b""}[damage]
+    path.write_bytes(damaged)
+    kb = load_knowledge()
+    assert kb.version == built.version
+    assert any(w.package == "tensorflow-gpu" for w in kb.wheels)
+    assert snapshot_file(cache).read_bytes() == raw  # rebuilt whole
+
+
+def test_a_snapshot_of_another_package_version_is_not_read(cache, monkeypatch):
+    from stackresolve.knowledge.loader import _data
+
+    load_knowledge()
+    digest = _data(None)[1]
+    assert isinstance(snapshot.load(digest, KnowledgeBase), KnowledgeBase)
+    monkeypatch.setattr(snapshot, "__version__", "0.0.0-other")
+    assert snapshot.load(digest, KnowledgeBase) is None
+
+
+def test_a_fifo_where_the_snapshot_should_be_does_not_hang(cache):
+    load_knowledge()
+    path = snapshot_file(cache)
+    path.unlink()
+    os.mkfifo(path)
+    done = []
+    worker = threading.Thread(target=lambda: done.append(load_knowledge()), daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    assert done, "loading the knowledge base blocked on a FIFO"
+
+
+def test_relative_cache_folders_are_ignored(monkeypatch, tmp_path):
+    monkeypatch.delenv("STACKRESOLVE_NO_CACHE", raising=False)
+    monkeypatch.setenv("STACKRESOLVE_CACHE_DIR", "relative/cache")
+    assert snapshot.cache_dir() is None
+    monkeypatch.delenv("STACKRESOLVE_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/xdg")
+    if os.name == "posix":
+        assert snapshot.cache_dir() == snapshot.Path.home() / ".cache" / "stackresolve"
+    monkeypatch.setenv("STACKRESOLVE_NO_CACHE", "1")
+    assert snapshot.cache_dir() is None
+
+
+def test_no_cache_writes_nothing(cache, monkeypatch):
+    monkeypatch.setenv("STACKRESOLVE_NO_CACHE", "1")
+    load_knowledge()
+    assert not cache.exists()
