@@ -338,7 +338,7 @@ def test_text_from_the_data_cannot_leave_its_comment(kb, tmp_path):
     doc = read_constraints("apt.toml")
     for record in doc["cudnn_package"]:
         record["source"] += "\nrm -rf /tmp/stackresolve-test\n"
-    hostile = dataclasses.replace(kb, apt=parse_apt(doc))
+    hostile = dataclasses.replace(kb, install_loader=lambda: dataclasses.replace(kb.install, apt=parse_apt(doc)))
     script = render_apt(resolution_for(kb, "1.15", "linux"), hostile)
     assert all(line.lstrip().startswith("#") for line in script.splitlines() if "rm -rf /tmp/stackresolve" in line)
     syntax = subprocess.run(["bash", "-n", str(write_script(tmp_path, script))], capture_output=True, timeout=30)

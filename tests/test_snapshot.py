@@ -21,7 +21,7 @@ def cache(tmp_path, monkeypatch):
 
 
 def snapshot_file(folder):
-    files = list(folder.glob("knowledge-*.snapshot"))
+    files = list(folder.glob("knowledge-core-*.snapshot"))
     assert len(files) == 1, files
     return files[0]
 
@@ -89,3 +89,11 @@ def test_no_cache_writes_nothing(cache, monkeypatch):
     monkeypatch.setenv("STACKRESOLVE_NO_CACHE", "1")
     load_knowledge()
     assert not cache.exists()
+
+
+def test_install_facts_load_on_first_use_from_their_own_snapshot(cache):
+    built = load_knowledge()
+    assert len(list(cache.glob("knowledge-install-*.snapshot"))) == 1
+    fresh = load_knowledge()
+    assert fresh._install is None  # a text plan or a lock never reads them
+    assert [r.cuda for r in fresh.apt.cuda_repos] == [r.cuda for r in built.apt.cuda_repos]

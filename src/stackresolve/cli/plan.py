@@ -30,8 +30,7 @@ def plan(
     no_detect: bool = typer.Option(False, "--no-detect", help="Do not probe this machine; use flags only."),
 ) -> None:
     """Resolve a consistent stack for a TensorFlow target and print the plan (exit 1 when none exists)."""
-    from stackresolve.plan import PlanOptions
-    from stackresolve.plan.conda import validate_env_name
+    from stackresolve.plan import PlanOptions, validate_env_name
     from stackresolve.request import Flags, InputError, build_request
     from stackresolve.resolve import resolve
 

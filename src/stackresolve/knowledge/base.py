@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 
 from packaging.version import Version
 
-from stackresolve.knowledge.channels import AptKnowledge, CondaKnowledge
-from stackresolve.knowledge.install_facts import CudaImage, CudaInstaller, CudnnZip, MsvcRuntime, TfImage
 from stackresolve.knowledge.model import (
     ArchSupport,
     CompiledArch,
@@ -32,7 +30,7 @@ def normalize_gpu_name(name: str) -> str:
     return text.removeprefix("nvidia ").strip()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class KnowledgeBase:
     date: str
     digest: str
@@ -46,19 +44,19 @@ class KnowledgeBase:
     arch_support: tuple[ArchSupport, ...]
     platform_minimums: tuple[PlatformMinimum, ...]
     pitfalls: tuple[Pitfall, ...] = ()
-    tf_images: tuple[TfImage, ...] = ()
-    cuda_images: tuple[CudaImage, ...] = ()
-    cuda_installers: tuple[CudaInstaller, ...] = ()
-    cudnn_zips: tuple[CudnnZip, ...] = ()
-    msvc_runtimes: tuple[MsvcRuntime, ...] = ()
-    apt: AptKnowledge | None = None
-    conda: CondaKnowledge | None = None
     nvidia_builds: tuple[NvidiaBuild, ...] = ()
     cudnn_artifacts: tuple[CudnnArtifact, ...] = ()
     nvidia_index: str = ""  # the source saying how NVIDIA's index is reached (nvidia-pyindex)
+    # What the install channels carry, computed from the install facts when the knowledge base is built (see
+    # knowledge/install.py): the resolver needs these tables, not the install facts themselves.
+    cudnn_tables: dict = field(default_factory=dict, repr=False, compare=False)
+    # The install facts, loaded on first use by `install` (a callable, so the snapshot does not hold them).
+    install_loader: object = field(default=None, repr=False, compare=False)
+    _install: object = field(default=None, init=False, repr=False, compare=False)
     _gpu_index: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _arch_by_line: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _wheels_by_package: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _wheels_by_line: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -68,13 +66,16 @@ class KnowledgeBase:
             for spelling in (gpu.name, *gpu.aliases):
                 gpu_index.setdefault(normalize_gpu_name(spelling), gpu)
         wheels: dict[str, list[WheelRelease]] = {}
+        by_line: dict[str, list[WheelRelease]] = {}
         for release in self.wheels:
             wheels.setdefault(release.package, []).append(release)
+            by_line.setdefault(release.line, []).append(release)
         for releases in wheels.values():
             releases.sort(key=lambda w: w.key, reverse=True)
         object.__setattr__(self, "_gpu_index", gpu_index)
         object.__setattr__(self, "_arch_by_line", {a.line: a for a in self.compiled_archs if not a.os})
         object.__setattr__(self, "_wheels_by_package", wheels)
+        object.__setattr__(self, "_wheels_by_line", by_line)
 
     def nvidia_index_source(self) -> str:
         return self.nvidia_index
@@ -118,42 +119,57 @@ class KnowledgeBase:
     def cudnn_channels(self, cuda: str, os: str) -> dict[str, frozenset[str]]:
         """Per install channel whose packages a plan for this OS pins, the cuDNN versions it carries for CUDA line
         `cuda` (channels with none for that line are left out): NVIDIA's apt repositories on Linux/WSL2, and conda
-        (its channels' cudnn packages, and the nvidia-cudnn wheel TensorFlow's own conda instructions named). On
-        Windows the cuDNN comes from NVIDIA's archive, which has every release, so it restricts nothing."""
-        def collect() -> dict[str, frozenset[str]]:
-            out: dict[str, frozenset[str]] = {}
-            if os in ("linux", "wsl2") and self.apt is not None:
-                out["apt"] = frozenset(p.cudnn for p in self.apt.cudnn_for(cuda))
-            if self.conda is not None:
-                channels = {p.channel for p in self.conda.cuda_for(cuda)}
-                out["conda"] = frozenset(p.cudnn for c in channels for p in self.conda.cudnn_for(cuda, c)) | \
-                    frozenset(self.cudnn_wheels(cuda)) if channels else frozenset()
-            return {name: versions for name, versions in out.items() if versions}
-
-        return self.memo(("cudnn_channels", cuda, os), collect)
+        (its channels' cudnn packages, and the nvidia-cudnn wheels known on the package index). On Windows the
+        cuDNN comes from NVIDIA's archive, which has every release, so it restricts nothing."""
+        return self.cudnn_tables.get("channels", {}).get((cuda, os), {})
 
     def cudnn_wheels(self, cuda: str) -> dict[str, str]:
         """{cuDNN version: pip requirement} of the nvidia-cudnn-cuXX wheels known to be on the package index for a
         CUDA line's major (pinned by TensorFlow's and-cuda extras or its conda instructions), CUDA >= 11 only."""
-        def collect() -> dict[str, str]:
-            major = cuda.split(".")[0]
-            if int(major) < 11:
-                return {}
-            name = f"nvidia-cudnn-cu{major}"
-            texts = [t for w in self.wheels for t in w.and_cuda]
-            texts += [t for doc in (self.conda.tensorflow_docs if self.conda else ()) for t in doc.pip]
-            out: dict[str, str] = {}
-            for text in texts:
-                match = re.fullmatch(rf"{name}==(\d+\.\d+\.\d+)(\.\d+)*", text.strip())
-                if match:
-                    out.setdefault(match.group(1), text.strip())
-            return out
+        return self.cudnn_tables.get("wheels", {}).get(cuda.split(".")[0], {})
 
-        return self.memo(("cudnn_wheels", cuda), collect)
+    # -- install facts (loaded on first use) ----------------------------------------------------------
+    @property
+    def install(self):
+        if self._install is None:
+            object.__setattr__(self, "_install", self.install_loader())
+        return self._install
+
+    @property
+    def apt(self):
+        return self.install.apt
+
+    @property
+    def conda(self):
+        return self.install.conda
+
+    @property
+    def tf_images(self):
+        return self.install.tf_images
+
+    @property
+    def cuda_images(self):
+        return self.install.cuda_images
+
+    @property
+    def cuda_installers(self):
+        return self.install.cuda_installers
+
+    @property
+    def cudnn_zips(self):
+        return self.install.cudnn_zips
+
+    @property
+    def msvc_runtimes(self):
+        return self.install.msvc_runtimes
 
     def wheel_releases(self, package: str) -> list[WheelRelease]:
         """Every release of a package on the index, newest first."""
         return self._wheels_by_package.get(package, [])
+
+    def wheels_of_line(self, line: str) -> list[WheelRelease]:
+        """Every release of every TensorFlow package in a release line ("1.15")."""
+        return self._wheels_by_line.get(line, [])
 
     def wheel_release(self, package: str, version: str) -> WheelRelease | None:
         return next((w for w in self.wheels if w.package == package and w.key == Version(version)), None)

@@ -10,7 +10,6 @@ fails loading with one line naming it instead of reaching a plan. Emitters quote
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from packaging.version import Version
@@ -18,17 +17,17 @@ from packaging.version import Version
 from stackresolve.knowledge.fields import records
 
 # `apt-get install` arguments: a Debian package name, optionally `=version` (Debian policy 5.6.1 / 5.6.12).
-APT_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]+(=[0-9][A-Za-z0-9.+~:-]*)?")
-APT_VERSION = re.compile(r"[0-9][A-Za-z0-9.+~:-]*")
-UBUNTU_RELEASE = re.compile(r"\d{2}\.\d{2}")
-DISTRO = re.compile(r"ubuntu\d{4}")
-CUDA_LINE = re.compile(r"\d{1,2}\.(\d{1,2}|x)")
+APT_PACKAGE = r"[a-z0-9][a-z0-9+.-]+(=[0-9][A-Za-z0-9.+~:-]*)?"
+APT_VERSION = r"[0-9][A-Za-z0-9.+~:-]*"
+UBUNTU_RELEASE = r"\d{2}\.\d{2}"
+DISTRO = r"ubuntu\d{4}"
+CUDA_LINE = r"\d{1,2}\.(\d{1,2}|x)"
 # A file NVIDIA publishes in a repository directory (cuda-keyring_1.1-1_all.deb, 3bf863cc.pub).
-REPO_FILE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
-REPO_URL = re.compile(r"https://[A-Za-z0-9.-]+(/[A-Za-z0-9._{}-]+)*/")
+REPO_FILE = r"[A-Za-z0-9][A-Za-z0-9._+-]*"
+REPO_URL = r"https://[A-Za-z0-9.-]+(/[A-Za-z0-9._{}-]+)*/"
 # Conda match specs as environment.yml lists them: name=version[=build], version and build with conda's globs.
-CONDA_SPEC = re.compile(r"[a-z0-9][a-z0-9._-]*(=[0-9][A-Za-z0-9.*_+]*(=[A-Za-z0-9.*_+]+)?)?")
-CONDA_CHANNEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*")
+CONDA_SPEC = r"[a-z0-9][a-z0-9._-]*(=[0-9][A-Za-z0-9.*_+]*(=[A-Za-z0-9.*_+]+)?)?"
+CONDA_CHANNEL = r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*"
 
 APT_REPO_NAMES = ("cuda", "machine-learning")
 KEYRING_METHODS = ("apt-key", "cuda-keyring")
@@ -248,7 +247,7 @@ def parse_apt(doc: dict) -> AptKnowledge:
         AptKeyring(
             method=r.one_of("method", KEYRING_METHODS),
             file=r.text("file", pattern=REPO_FILE),
-            key_id=r.text("key_id", pattern=re.compile(r"[0-9a-f]{8}")),
+            key_id=r.text("key_id", pattern=r"[0-9a-f]{8}"),
             ubuntu=r.texts("ubuntu", pattern=UBUNTU_RELEASE),
             current=r.flag("current"),
             source=r.source(),
@@ -259,7 +258,7 @@ def parse_apt(doc: dict) -> AptKnowledge:
     drivers = []
     for r in records(doc, "driver_package", f):
         driver = AptDriverPackage(
-            branch=r.text("branch", pattern=re.compile(r"\d{3,4}")),
+            branch=r.text("branch", pattern=r"\d{3,4}"),
             package=r.text("package", pattern=APT_PACKAGE),
             ubuntu=r.texts("ubuntu", pattern=UBUNTU_RELEASE),
             origin=r.one_of("origin", DRIVER_ORIGINS),
@@ -308,7 +307,7 @@ def parse_conda(doc: dict) -> CondaKnowledge:
         if not platforms or not set(platforms) <= {"linux", "windows", "macos"}:
             raise r.fail("`platform` must list linux / windows / macos")
         docs.append(CondaTensorflowDoc(
-            date=r.text("date", pattern=re.compile(r"\d{4}-\d{2}-\d{2}")),
+            date=r.text("date", pattern=r"\d{4}-\d{2}-\d{2}"),
             channel=r.text("channel", pattern=CONDA_CHANNEL),
             specs=r.texts("specs", pattern=CONDA_SPEC),
             pip=r.texts("pip", optional=True),

@@ -1,6 +1,8 @@
 """The one way constraints/*.toml records are validated: a record is read field by field through `Fields`, and
 any shape error is one line naming the file, the record and the field. Values that later land in scripts are
-checked against strict patterns here, so emitters only ever interpolate well-formed tags, versions and URLs."""
+checked against strict patterns here, so emitters only ever interpolate well-formed tags, versions and URLs.
+Patterns are regular-expression strings, compiled on first use (re's own cache): a start that loads the
+snapshot compiles none of them."""
 
 from __future__ import annotations
 
@@ -9,8 +11,8 @@ from typing import Iterator
 
 from packaging.version import InvalidVersion, Version
 
-VERSION = re.compile(r"\d+(\.\d+){0,3}")
-CC = re.compile(r"\d{1,2}\.\d")
+VERSION = r"\d+(\.\d+){0,3}"
+CC = r"\d{1,2}\.\d"
 
 
 class KnowledgeError(ValueError):
@@ -32,7 +34,7 @@ class Fields:
     def has(self, key: str) -> bool:
         return key in self.record
 
-    def text(self, key: str, *, pattern: re.Pattern | None = None, optional: bool = False,
+    def text(self, key: str, *, pattern: str | None = None, optional: bool = False,
              allow_empty: bool = False) -> str:
         """A string; "" when optional and absent. A pattern must match the whole value."""
         if key not in self.record:
@@ -46,11 +48,11 @@ class Fields:
             if optional or allow_empty:
                 return ""
             raise self.fail(f"`{key}` must not be empty")
-        if pattern is not None and not pattern.fullmatch(value):
+        if pattern is not None and not re.fullmatch(pattern, value):
             raise self.fail(f"`{key}` = {value!r} does not have the documented form")
         return value
 
-    def texts(self, key: str, *, pattern: re.Pattern | None = None, optional: bool = False,
+    def texts(self, key: str, *, pattern: str | None = None, optional: bool = False,
               nonempty: bool = False) -> tuple[str, ...]:
         if key not in self.record:
             if optional:
@@ -62,7 +64,7 @@ class Fields:
         if nonempty and not values:
             raise self.fail(f"`{key}` must not be empty")
         for value in values:
-            if pattern is not None and not pattern.fullmatch(value):
+            if pattern is not None and not re.fullmatch(pattern, value):
                 raise self.fail(f"`{key}` item {value!r} does not have the documented form")
         return tuple(values)
 

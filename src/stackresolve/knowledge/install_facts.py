@@ -7,7 +7,6 @@ strict pattern, so the emitters only ever interpolate well-formed tags, versions
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -17,15 +16,15 @@ from stackresolve.knowledge.fields import records
 
 
 # Patterns for values that end up inside generated scripts.
-_IMAGE_TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # Docker's tag grammar
-_MINOR = re.compile(r"^\d+\.\d+$")
-_VERSION = re.compile(r"^\d+(\.\d+){1,3}$")
-_CUDA_LINE = re.compile(r"^\d+\.(\d+|x)$")  # "11.2" or "11.x"
-_URL = re.compile(r"^https://[A-Za-z0-9.-]+(/[A-Za-z0-9._~%+-]*)*/?$")
-_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
-_COMPONENT = re.compile(r"^[a-z][a-z_]*_\d+\.\d+$")
-_REL_DIR = re.compile(r"^[A-Za-z0-9]+(\\[A-Za-z0-9]+)*$")
-_REGISTRY = re.compile(r"^HKLM:\\[A-Za-z0-9\\. ]+$")
+_IMAGE_TAG = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"  # Docker's tag grammar
+_MINOR = r"^\d+\.\d+$"
+_VERSION = r"^\d+(\.\d+){1,3}$"
+_CUDA_LINE = r"^\d+\.(\d+|x)$"  # "11.2" or "11.x"
+_URL = r"^https://[A-Za-z0-9.-]+(/[A-Za-z0-9._~%+-]*)*/?$"
+_FILE = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
+_COMPONENT = r"^[a-z][a-z_]*_\d+\.\d+$"
+_REL_DIR = r"^[A-Za-z0-9]+(\\[A-Za-z0-9]+)*$"
+_REGISTRY = r"^HKLM:\\[A-Za-z0-9\\. ]+$"
 
 
 @dataclass(frozen=True)

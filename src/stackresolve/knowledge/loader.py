@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import re
 import sys
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 from stackresolve.knowledge.fields import Fields, KnowledgeError, records
 from stackresolve.knowledge.model import (
@@ -48,6 +43,11 @@ def _read_bytes(name: str, directory: Path | None) -> bytes:
 
 
 def _parse(name: str, raw: bytes) -> dict:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -215,7 +215,7 @@ def parse_drivers(doc: dict) -> tuple[tuple[ArchSupport, ...], tuple[PlatformMin
         ArchSupport(
             architecture=r.text("architecture"),
             cc=r.ccs("cc"),
-            last_branch=r.text("last_branch", optional=True, pattern=re.compile(r"\d{3,4}")),
+            last_branch=r.text("last_branch", optional=True, pattern=r"\d{3,4}"),
             last_version=r.version("last_version", optional=True),
             source=r.source(),
             note=r.note(),
@@ -290,20 +290,21 @@ def parse_nvidia_builds(doc: dict) -> tuple[NvidiaBuild, ...]:
 
 
 CORE_FILES = ("meta.toml", "tensorflow.toml", "tensorflow_wheels.toml", "cuda.toml", "cudnn.toml", "gpus.toml",
-              "drivers.toml", "pitfalls.toml", "docker.toml", "windows.toml", "apt.toml", "conda.toml", "nvidia_tensorflow.toml")
+              "drivers.toml", "pitfalls.toml", "nvidia_tensorflow.toml")
+INSTALL_FILES = ("docker.toml", "windows.toml", "apt.toml", "conda.toml")
 
 
 def _data(directory: Path | None) -> tuple[dict[str, bytes], str]:
     """Every core file's bytes, and the digest of them all."""
-    raws = {name: _read_bytes(name, directory) for name in CORE_FILES}
+    raws = {name: _read_bytes(name, directory) for name in CORE_FILES + INSTALL_FILES}
     digest = hashlib.sha256(b"".join(hashlib.sha256(raw).digest() for raw in raws.values())).hexdigest()
     return raws, digest
 
 
 def load_knowledge(directory: Path | None = None, *, use_snapshot: bool = True):
-    """The validated knowledge base: from its snapshot when one was built from these very files (by this
-    package version and Python), else parsed, validated and snapshotted. Raises KnowledgeError on a malformed
-    file."""
+    """The validated knowledge base: from its snapshot when one was built from these very files (by this code
+    and Python), else parsed, validated and snapshotted. Its install facts (docker, windows, apt, conda) load on
+    first use. Raises KnowledgeError on a malformed file."""
     from stackresolve.knowledge import snapshot
     from stackresolve.knowledge.base import KnowledgeBase
 
@@ -312,24 +313,46 @@ def load_knowledge(directory: Path | None = None, *, use_snapshot: bool = True):
         cached = snapshot.load(digest_text, KnowledgeBase)
         if cached is not None:
             return cached
-    kb = build_knowledge({name: _parse(name, raw) for name, raw in raws.items()}, digest_text)
+    docs = {name: _parse(name, raw) for name, raw in raws.items()}
+    install = _build_install(docs)
+    kb = build_knowledge(docs, digest_text, install, partial(load_install, directory, digest_text, use_snapshot))
     if use_snapshot:
         snapshot.store(digest_text, kb)
+        snapshot.store(digest_text, install, kind="install")
+    object.__setattr__(kb, "_install", install)
     return kb
 
 
-def build_knowledge(docs: dict[str, dict], digest_text: str):
+def _build_install(docs: dict[str, dict]):
+    from stackresolve.knowledge.install import build_install
+
+    return build_install(docs)
+
+
+def load_install(directory: Path | None, digest_text: str, use_snapshot: bool = True):
+    """The install facts of the knowledge base whose data digest is `digest_text`."""
+    from stackresolve.knowledge import snapshot
+    from stackresolve.knowledge.install import InstallKnowledge
+
+    if use_snapshot:
+        cached = snapshot.load(digest_text, InstallKnowledge, kind="install")
+        if cached is not None:
+            return cached
+    install = _build_install({name: _parse(name, _read_bytes(name, directory)) for name in INSTALL_FILES})
+    if use_snapshot:
+        snapshot.store(digest_text, install, kind="install")
+    return install
+
+
+def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_loader):
     """Validate the parsed documents into a KnowledgeBase."""
     from stackresolve.knowledge.base import KnowledgeBase
-    from stackresolve.knowledge.install_facts import parse_docker, parse_windows
+    from stackresolve.knowledge.install import cudnn_channel_table
 
     lines, builds, archs, artifacts = parse_tensorflow(docs["tensorflow.toml"])
     support, minimums = parse_drivers(docs["drivers.toml"])
-    tf_images, cuda_images = parse_docker(docs["docker.toml"])
-    cuda_installers, cudnn_zips, msvc_runtimes = parse_windows(docs["windows.toml"])
-    from stackresolve.knowledge.channels import parse_apt, parse_conda
-
-    apt, conda = parse_apt(docs["apt.toml"]), parse_conda(docs["conda.toml"])
+    toolkits = parse_cuda(docs["cuda.toml"])
+    wheels = parse_wheels(docs["tensorflow_wheels.toml"])
     return KnowledgeBase(
         date=str(docs["meta.toml"].get("date", "")),
         digest=digest_text[:12],
@@ -337,23 +360,18 @@ def build_knowledge(docs: dict[str, dict], digest_text: str):
         tested_builds=builds,
         compiled_archs=archs,
         cudnn_artifacts=artifacts,
-        wheels=parse_wheels(docs["tensorflow_wheels.toml"]),
-        toolkits=parse_cuda(docs["cuda.toml"]),
+        wheels=wheels,
+        toolkits=toolkits,
         cudnn=parse_cudnn(docs["cudnn.toml"]),
         gpus=parse_gpus(docs["gpus.toml"]),
         arch_support=support,
         platform_minimums=minimums,
         pitfalls=parse_pitfalls(docs["pitfalls.toml"]),
-        tf_images=tf_images,
-        cuda_images=cuda_images,
-        cuda_installers=cuda_installers,
-        cudnn_zips=cudnn_zips,
-        msvc_runtimes=msvc_runtimes,
-        apt=apt,
-        conda=conda,
         nvidia_builds=parse_nvidia_builds(docs["nvidia_tensorflow.toml"]),
         nvidia_index=next((r.source() for r in records(docs["nvidia_tensorflow.toml"], "index",
                                                         "nvidia_tensorflow.toml")), ""),
+        cudnn_tables=cudnn_channel_table(install, [t.version for t in toolkits], wheels),
+        install_loader=install_loader,
     )
 
 

@@ -1,8 +1,8 @@
 """The knowledge snapshot: the validated knowledge base, ready to use, cached in the user's cache folder so that a
 start loads it in milliseconds instead of parsing and validating the TOML again.
 
-A snapshot cannot lie: its name and its header carry the package version, the digest of the data files it was
-built from and the Python version; its payload carries its own SHA-256; a file that is missing, foreign,
+A snapshot cannot lie: its name and its header carry the package version, the digest of the code that defines
+its records, the digest of the data files it was built from and the Python version; its payload carries its own SHA-256; a file that is missing, foreign,
 truncated, edited or from another version is ignored and rebuilt, never trusted and never an error. It is
 written atomically, and only under an absolute cache folder:
 - STACKRESOLVE_CACHE_DIR (absolute paths only), else the platform's user cache folder (platformdirs; on Linux
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import json
 import os
 import pickle
 import sys
@@ -44,17 +43,38 @@ def cache_dir(env=os.environ) -> Path | None:
     return folder if folder.is_absolute() else None
 
 
-def key(data_digest: str) -> dict:
-    return {"format": FORMAT, "package": __version__, "data": data_digest,
+# The modules that define the snapshot's classes: a snapshot is only read by the very code that wrote it (the
+# package version alone does not change while the code is being developed).
+RECORD_MODULES = ("stackresolve.knowledge.base", "stackresolve.knowledge.model", "stackresolve.knowledge.snapshot")
+INSTALL_RECORD_MODULES = ("stackresolve.knowledge.install", "stackresolve.knowledge.channels",
+                          "stackresolve.knowledge.install_facts")
+
+
+def code_digest(kind: str = "core") -> str:
+    digest = hashlib.sha256()
+    for name in RECORD_MODULES + (INSTALL_RECORD_MODULES if kind == "install" else ()):
+        module = sys.modules.get(name) or __import__(name, fromlist=["_"])
+        with open(module.__file__, "rb") as handle:
+            digest.update(handle.read())
+    return digest.hexdigest()[:16]
+
+
+def key(data_digest: str, kind: str = "core") -> dict:
+    return {"format": FORMAT, "kind": kind, "package": __version__, "code": code_digest(kind), "data": data_digest,
             "python": f"{sys.version_info[0]}.{sys.version_info[1]}"}
 
 
-def path_for(folder: Path, data_digest: str) -> Path:
-    name = hashlib.sha256(json.dumps(key(data_digest), sort_keys=True).encode()).hexdigest()[:32]
-    return folder / f"knowledge-{name}.snapshot"
+def header_line(fields: dict) -> bytes:
+    """The header as one line of `name=value` pairs (no JSON: a text plan does not import it)."""
+    return " ".join(f"{k}={fields[k]}" for k in sorted(fields)).encode("ascii")
 
 
-def load(data_digest: str, expected_type: type, env=os.environ):
+def path_for(folder: Path, data_digest: str, kind: str = "core") -> Path:
+    name = hashlib.sha256(header_line(key(data_digest, kind))).hexdigest()[:32]
+    return folder / f"knowledge-{kind}-{name}.snapshot"
+
+
+def load(data_digest: str, expected_type: type, env=os.environ, kind: str = "core"):
     """The cached knowledge base for these data files, or None (absent, foreign, damaged, or caching off)."""
     folder = cache_dir(env)
     if folder is None:
@@ -62,19 +82,15 @@ def load(data_digest: str, expected_type: type, env=os.environ):
     from stackresolve.inputs import NotARegularFile, InputTooLarge, read_regular_bytes
 
     try:
-        raw = read_regular_bytes(path_for(folder, data_digest), MAX_BYTES)
+        raw = read_regular_bytes(path_for(folder, data_digest, kind), MAX_BYTES)
     except (OSError, NotARegularFile, InputTooLarge):
         return None
     if not raw.startswith(MAGIC):
         return None
     header_end = raw.find(b"\n", len(MAGIC))
-    try:
-        header = json.loads(raw[len(MAGIC):header_end])
-    except ValueError:
-        return None
     payload = raw[header_end + 1:]
-    if not isinstance(header, dict) or {k: header.get(k) for k in key(data_digest)} != key(data_digest) \
-            or header.get("payload_sha256") != hashlib.sha256(payload).hexdigest():
+    expected = dict(key(data_digest, kind), payload_sha256=hashlib.sha256(payload).hexdigest())
+    if header_end < 0 or raw[len(MAGIC):header_end] != header_line(expected):
         return None
     enabled = gc.isenabled()
     gc.disable()  # a few hundred thousand small objects: no collection passes while they are created
@@ -88,7 +104,7 @@ def load(data_digest: str, expected_type: type, env=os.environ):
     return value if isinstance(value, expected_type) else None
 
 
-def store(data_digest: str, value, env=os.environ) -> None:
+def store(data_digest: str, value, env=os.environ, kind: str = "core") -> None:
     """Write the snapshot atomically; failures (a read-only home, a full disk) only cost the next start time."""
     folder = cache_dir(env)
     if folder is None:
@@ -96,9 +112,9 @@ def store(data_digest: str, value, env=os.environ) -> None:
     from stackresolve.files import atomic_write_bytes
 
     payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    header = dict(key(data_digest), payload_sha256=hashlib.sha256(payload).hexdigest())
+    header = dict(key(data_digest, kind), payload_sha256=hashlib.sha256(payload).hexdigest())
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path_for(folder, data_digest), MAGIC + json.dumps(header).encode() + b"\n" + payload)
+        atomic_write_bytes(path_for(folder, data_digest, kind), MAGIC + header_line(header) + b"\n" + payload)
     except OSError:
         pass

@@ -13,6 +13,17 @@ from importlib import import_module
 from stackresolve.model.stack import Resolution
 
 
+def validate_env_name(name: str) -> str:
+    """--env-name: letters, digits, '-', '_' and '.' only (it becomes a directory name under conda's envs)."""
+    import re
+
+    from stackresolve.request import InputError
+
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name) or name in (".", ".."):
+        raise InputError(f"--env-name {name!r}: use letters, digits, '-', '_' and '.' only")
+    return name
+
+
 @dataclass(frozen=True)
 class PlanOptions:
     env_name: str | None = None  # conda: the environment's name

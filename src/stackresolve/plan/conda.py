@@ -9,7 +9,6 @@ Stacks whose CUDA comes as pip wheels and CPU-only stacks get no CUDA packages.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
@@ -18,11 +17,9 @@ from stackresolve.knowledge.channels import CondaKnowledge, nearest_cudnn
 from stackresolve.knowledge.rules import cudnn_rule_text
 from stackresolve.model.enums import Delivery, Os
 from stackresolve.model.stack import Resolution
-from stackresolve.plan import PlanOptions, Refusal
+from stackresolve.plan import PlanOptions, Refusal, validate_env_name
 from stackresolve.plan import pip as pip_plan
-from stackresolve.request import InputError
 
-ENV_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 # Preferred channels when several carry the same cuDNN; others (NVIDIA's labels) only when they alone fit.
 CHANNEL_ORDER = ("conda-forge", "defaults")
 DEFAULT_CHANNEL = "conda-forge"
@@ -54,13 +51,6 @@ class CondaPlan:
     pip_in_env: tuple[str, ...]  # the environment's pip section (nvidia-pyindex alone, where it must come first)
     notes: tuple[str, ...]  # comment lines above the document
     cudnn: str | None = None  # the cuDNN the environment installs (None: none from conda)
-
-
-def validate_env_name(name: str) -> str:
-    """--env-name: letters, digits, '-', '_' and '.' only (it becomes a directory name under conda's envs)."""
-    if not ENV_NAME.fullmatch(name) or name in (".", ".."):
-        raise InputError(f"--env-name {name!r}: use letters, digits, '-', '_' and '.' only")
-    return name
 
 
 def _spec_version(spec: str) -> tuple[str, str]:

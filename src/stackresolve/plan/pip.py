@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from packaging.requirements import Requirement
-
 from stackresolve.model.enums import Delivery
 from stackresolve.model.stack import Resolution
 
@@ -39,6 +37,8 @@ def decide(resolution: Resolution, kb=None, options=None) -> PipPlan:
     if fw.requirement:
         lines.append(PipLine(fw.requirement, fw.why, fw.source))
         lines += [PipLine(p.requirement, p.why, p.source) for p in stack.pip_pins]
+    from packaging.requirements import Requirement
+
     for line in lines:
         Requirement(line.requirement)  # every line is a requirement and nothing else (it lands in scripts)
     pre = ("nvidia-pyindex",) if fw.index is not None else ()

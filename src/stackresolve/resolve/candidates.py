@@ -10,7 +10,6 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from packaging.requirements import InvalidRequirement, Requirement as PipRequirement
 from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase
@@ -123,6 +122,8 @@ _CUDNN = re.compile(r"^nvidia-cudnn-cu\d+$")
 
 def pinned_version(requirements: tuple[str, ...], pattern: re.Pattern) -> Version | None:
     """The exact version a Requires-Dist list pins for the first project matching `pattern`."""
+    from packaging.requirements import InvalidRequirement, Requirement as PipRequirement
+
     for text in requirements:
         try:
             req = PipRequirement(text)
@@ -157,7 +158,8 @@ def requested_framework_candidates(kb: KnowledgeBase, request: Request) -> list[
            str(request.tf_spec), request.vendor, request.container)
 
     def matching() -> list[FrameworkCandidate]:
-        return [c for c in framework_candidates(kb, request)
+        lines = [l for l in kb.lines if _line_may_match(kb, l, request)]
+        return [c for line in lines for c in line_candidates(kb, request, line)
                 if request.tf_spec.contains(c.key, prereleases=True)
                 and (request.vendor is None or c.vendor is request.vendor)
                 and (request.container is None or (c.container is not None) is request.container)]
@@ -173,34 +175,48 @@ def requested_framework_candidates(kb: KnowledgeBase, request: Request) -> list[
     return kb.memo(key + ccs, ordered)
 
 
+def _line_may_match(kb: KnowledgeBase, line: TensorFlowLine, request: Request) -> bool:
+    """Whether any release of a line falls in the request's version range (so its candidates are worth
+    building)."""
+    return any(request.tf_spec.contains(w.key, prereleases=True)
+               for w in kb.wheels_of_line(line.version))
+
+
+def line_candidates(kb: KnowledgeBase, request: Request, line: TensorFlowLine) -> list[FrameworkCandidate]:
+    """Every build of one release line that could serve this request's OS and stack kind, newest first; built on
+    first use (a plan for one line builds that line's candidates only)."""
+    key = ("line_candidates", line.version, request.os, request.arch, request.wheel_platform, request.cpu_only)
+    return kb.memo(key, lambda: _stock_candidates(kb, request, line) + (
+        _nvidia_candidates(kb, request) if line.version == "1.15" else []))
+
+
 def framework_candidates(kb: KnowledgeBase, request: Request) -> list[FrameworkCandidate]:
-    """Every build that could serve this request's OS and stack kind, newest first."""
-    key = ("framework_candidates", request.os, request.arch, request.wheel_platform, request.cpu_only)
-    return kb.memo(key, lambda: _stock_candidates(kb, request) + _nvidia_candidates(kb, request))
+    """Every build that could serve this request's OS and stack kind, newest line first."""
+    return [c for line in sorted(kb.lines, key=lambda l: l.key, reverse=True)
+            for c in line_candidates(kb, request, line)]
 
 
-def _stock_candidates(kb: KnowledgeBase, request: Request) -> list[FrameworkCandidate]:
+def _stock_candidates(kb: KnowledgeBase, request: Request, line: TensorFlowLine) -> list[FrameworkCandidate]:
     gpu = not request.cpu_only
     table_os = "windows" if request.os is Os.WINDOWS else ("macos" if request.os is Os.MACOS else "linux")
     out: list[FrameworkCandidate] = []
-    for line in sorted(kb.lines, key=lambda l: l.key, reverse=True):
-        if gpu:
-            package = line.gpu_package_windows if request.os is Os.WINDOWS else (
-                "" if request.os is Os.MACOS else line.gpu_package_linux)
-            packages = [package] if package else []
-        else:
-            packages = ["tensorflow", "tensorflow-cpu", "tensorflow-intel"]
-        build = kb.tested_build(line.version, table_os, gpu)
-        for package in packages:
-            for release in (w for w in kb.wheel_releases(package) if w.line == line.version):
-                pythons = installable_pythons(kb, release, request.wheel_platform)
-                if release.stub or not pythons:
-                    continue
-                candidate = _stock_candidate(kb, request, line, build, release, pythons, gpu)
-                if candidate is not None:
-                    out.append(candidate)
-            if not gpu and any(c.line is line for c in out):
-                break  # CPU stacks: the first package with wheels for this line serves
+    if gpu:
+        package = line.gpu_package_windows if request.os is Os.WINDOWS else (
+            "" if request.os is Os.MACOS else line.gpu_package_linux)
+        packages = [package] if package else []
+    else:
+        packages = ["tensorflow", "tensorflow-cpu", "tensorflow-intel"]
+    build = kb.tested_build(line.version, table_os, gpu)
+    for package in packages:
+        for release in (w for w in kb.wheel_releases(package) if w.line == line.version):
+            pythons = installable_pythons(kb, release, request.wheel_platform)
+            if release.stub or not pythons:
+                continue
+            candidate = _stock_candidate(kb, request, line, build, release, pythons, gpu)
+            if candidate is not None:
+                out.append(candidate)
+        if not gpu and any(c.line is line for c in out):
+            break  # CPU stacks: the first package with wheels for this line serves
     return out
 
 
