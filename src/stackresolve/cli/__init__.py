@@ -3,11 +3,44 @@
 Each command lives in its own small module and imports the library inside the command, so that a command pays
 only for what it uses; the group builds only the command that runs (cli/app.py)."""
 
-from stackresolve.cli.app import app
+import os
+import sys
+
+from stackresolve.cli.app import Exit, app
 
 
 def main() -> None:
-    app.main(prog_name="stackresolve")
+    """The `stackresolve` program: exit 0 success, 1 no stack / check failed, 2 bad input, 3 output not written
+    (or a bug), 130 interrupted; never a Python traceback (STACKRESOLVE_DEBUG=1 shows one for a bug)."""
+    import click
+
+    for stream in (sys.stdout, sys.stderr):
+        try:  # what the terminal's encoding cannot hold is escaped, never a UnicodeEncodeError
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
+    try:
+        code = app.main(prog_name="stackresolve", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        code = exc.exit_code
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        sys.stderr.write("stackresolve: interrupted\n")
+        code = Exit.INTERRUPTED
+    except BrokenPipeError:
+        from stackresolve.cli.app import _silence_stdout
+
+        _silence_stdout()
+        code = Exit.NOT_WRITTEN
+    except Exception as exc:  # a bug: one line, and the traceback only when asked for
+        if os.environ.get("STACKRESOLVE_DEBUG"):
+            raise
+        sys.stderr.write(f"stackresolve: internal error: {type(exc).__name__}: {exc} (STACKRESOLVE_DEBUG=1 shows "
+                         f"the traceback; please report it)\n")
+        code = Exit.NOT_WRITTEN
+    sys.exit(code or 0)
 
 
 __all__ = ["app", "main"]

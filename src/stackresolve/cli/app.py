@@ -78,13 +78,19 @@ app = CommandGroup(name="stackresolve", help=HELP, no_args_is_help=True,
 
 class Exit:
     OK = 0
-    FAILED = 1  # no consistent stack / check failed
-    BAD_INPUT = 2
+    FAILED = 1  # no consistent stack / check failed / not recognised
+    BAD_INPUT = 2  # one line says what was wrong and what is accepted
+    NOT_WRITTEN = 3  # the output could not be written (full disk, closed pipe, no permission), or a bug
+    INTERRUPTED = 130
 
 
 def fail(message: str, code: int = Exit.BAD_INPUT) -> None:
-    typer.echo(f"stackresolve: error: {message}", err=True)
+    typer.echo(f"stackresolve: error: {one_line(message)}", err=True)
     raise typer.Exit(code)
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
 
 
 def knowledge():
@@ -97,16 +103,55 @@ def knowledge():
 
 
 def output(text: str, path: Optional[str], executable: bool = False) -> None:
+    """Print `text`, or write it to `-o PATH` (files.write_output: atomic for regular files, straight into
+    devices and pipes); a write that fails is one line and exit 3, and nothing is left half-written."""
     if path is None or path == "-":
-        sys.stdout.write(text)
+        write_stdout(text)
         return
-    from stackresolve.files import atomic_write
+    from stackresolve.files import write_output
 
     try:
-        atomic_write(path, text, executable=executable)
+        write_output(path, text.encode("utf-8"), executable=executable)
     except OSError as exc:
-        fail(f"-o {path!r}: cannot write ({exc.strerror or exc})")
+        fail(f"-o {path!r}: cannot write ({exc.strerror or exc})", Exit.NOT_WRITTEN)
     typer.echo(f"wrote {path}", err=True)
+
+
+def write_stdout(text: str) -> None:
+    """Standard output: characters its encoding cannot hold are escaped (main() configures that), and a write
+    that fails (a closed pipe, a full disk) is one line and exit 3."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as exc:
+        _silence_stdout()
+        fail(f"cannot write standard output ({exc.strerror or exc})", Exit.NOT_WRITTEN)
+
+
+def _silence_stdout() -> None:
+    """After a failed write, point stdout at /dev/null so that the interpreter's final flush stays quiet."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def read_input(name: str, limit: int, *, what: str, keep_tail: bool = False):
+    """A file the user named (or "-" for standard input) through the one input layer (stackresolve.inputs):
+    regular files only, at most `limit` bytes; anything else is one line and exit 2."""
+    from stackresolve.inputs import InputTooLarge, NotARegularFile, read_text
+
+    label = "standard input" if name == "-" else repr(name)
+    try:
+        return read_text(name, limit, keep_tail=keep_tail)
+    except NotARegularFile as exc:
+        fail(f"{what} {label}: is {exc}, not a regular file; give a file, or '-' for standard input")
+    except InputTooLarge as exc:
+        fail(f"{what} {label}: too large ({exc})")
+    except OSError as exc:
+        fail(f"{what} {label}: cannot read ({exc.strerror or exc})")
 
 
 def detect_machine(no_detect: bool = False, python_exe: Optional[str] = None, gpu_only: bool = False,

@@ -4,7 +4,9 @@ from typing import Optional
 
 import typer
 
-from stackresolve.cli.app import command_app, Exit, choice, detect_machine, fail, knowledge, output
+from stackresolve.cli.app import command_app, Exit, choice, detect_machine, fail, knowledge, output, read_input
+
+LOCK_LIMIT = 4 * 1024 * 1024  # a lock is a few kilobytes
 
 
 check_app = command_app()
@@ -32,11 +34,7 @@ def check(
     from stackresolve.request import InputError, MachineFlags, apply_flags
 
     fmt = choice(fmt, ("text", "json"), "--format")
-    try:
-        with open(lock_file, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        fail(f"{lock_file}: cannot read ({exc.strerror or exc})")
+    text = read_input(lock_file, LOCK_LIMIT, what="lock file").text
     kb = knowledge()
     flags = MachineFlags(os=os, driver=driver, gpu=gpu, gpu_cc=gpu_cc, python=python, cuda=cuda, cudnn=cudnn)
     try:

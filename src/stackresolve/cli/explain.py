@@ -15,8 +15,10 @@ from stackresolve.cli.app import (
     fix_plan_formats,
     knowledge,
     output,
+    read_input,
 )
 
+LOG_LIMIT = 8 * 1024 * 1024  # logs end with the error: past this, the last 8 MiB are read
 explain_app = command_app()
 
 
@@ -38,16 +40,16 @@ def explain(
     from stackresolve.request import InputError, parse_driver, parse_os
 
     fmt = choice(fmt, fix_plan_formats(), "--format")
-    if file is not None:
-        try:
-            with open(file, encoding="utf-8", errors="replace") as handle:
-                text = handle.read()
-        except OSError as exc:
-            fail(f"--file {file!r}: cannot read ({exc.strerror or exc})")
-    elif text is None or text == "-":
-        if text is None and (sys.stdin is None or sys.stdin.isatty()):
+    notes: list[str] = []
+    if file is not None or text == "-" or text is None:
+        if file is None and text is None and (sys.stdin is None or sys.stdin.isatty()):
             fail("explain needs the error text: an argument, --file LOG, or '-' with the log on standard input")
-        text = sys.stdin.read()
+        log = read_input(file if file is not None else "-", LOG_LIMIT, what="log", keep_tail=True)
+        text = log.text
+        if log.truncated:
+            notes.append(f"the log is longer than {LOG_LIMIT // (1024 * 1024)} MiB: only its last part was read")
+        if log.encoding_note:
+            notes.append(f"the log is {log.encoding_note}")
     if not text.strip():
         fail("explain: the error text is empty")
     kb = knowledge()
@@ -62,7 +64,7 @@ def explain(
     fix = fix_request(explanation, kb.tested_builds, overrides, kb.compiled_archs)
     resolution = fix_resolution(kb, fix, no_detect) if explanation.has_problem else None
     if fmt == "text":
-        body = render_text(explanation, fix)
+        body = "".join(f"note: {n}\n" for n in notes) + render_text(explanation, fix)
         if resolution is not None and resolution.stack is not None:
             body += f"\nA stack that fixes it: {resolution.stack.summary}\n"
             body += f"Install plan: stackresolve plan --tf {resolution.stack.framework.version} " \
@@ -73,6 +75,8 @@ def explain(
 
         doc = explanation.to_json_dict()
         doc["requested"] = fix.to_json_dict()
+        if notes:
+            doc["input_notes"] = notes
         if resolution is not None:
             from stackresolve.emit import plan_document
 
