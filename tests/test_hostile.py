@@ -183,3 +183,25 @@ def test_a_log_that_is_not_utf8_is_read_and_said_so(tmp_path):
     done = run("explain", "--file", str(log), "--no-detect", "--format", "json")
     assert done.returncode == 0
     assert any("not UTF-8" in n for n in json.loads(done.stdout)["input_notes"])
+
+
+# -- detection under one deadline ------------------------------------------------------------------------
+@pytest.mark.skipif(os.name != "posix", reason="a shell script stands in for nvidia-smi")
+@pytest.mark.parametrize("command", ["detect", "doctor"])
+def test_a_hung_nvidia_smi_costs_one_deadline_at_most(tmp_path, command):
+    import time
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    smi = bindir / "nvidia-smi"
+    smi.write_text("#!/bin/sh\nsleep 60\n")
+    smi.chmod(0o755)
+    env = {"PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}", "STACKRESOLVE_DETECT_TIMEOUT": "1.5"}
+    start = time.monotonic()
+    done = run(command, "--format", "json", env=env, timeout=60)
+    elapsed = time.monotonic() - start
+    assert done.returncode in (0, 1)
+    assert elapsed < 1.5 + 1.0 + 2.0  # the deadline, a second of slack, and the interpreter's own start-up
+    doc = json.loads(done.stdout)
+    probes = doc["probes"] if command == "detect" else []
+    assert command == "doctor" or any(p["status"] == "timeout" for p in probes)
