@@ -444,7 +444,7 @@ def test_cuda_runtime_fit():
 
 
 # --- the probe extension ----------------------------------------------------------------------------------------------
-def test_pyprobe_reports_pitfall_packages_and_nvidia_folders(tmp_path):
+def test_pyprobe_reports_every_package_and_nvidia_folders(tmp_path):
     site = tmp_path / "site"
     for rel in ("protobuf-3.20.3.dist-info/METADATA", "typing_extensions-4.9.0.dist-info/METADATA",
                 "nvidia_cudnn_cu12-8.9.4.25.dist-info/METADATA", "requests-2.31.0.dist-info/METADATA",
@@ -455,7 +455,7 @@ def test_pyprobe_reports_pitfall_packages_and_nvidia_folders(tmp_path):
     doc = _pyprobe.probe(sys_path=[str(site)])
     assert {(p["name"], p["version"]) for p in doc["packages"]} == {
         ("protobuf", "3.20.3"), ("typing-extensions", "4.9.0"), ("nvidia-cudnn-cu12", "8.9.4.25"),
-        ("h5py", "2.10.0")}
+        ("h5py", "2.10.0"), ("requests", "2.31.0")}  # every package: `check` compares full locks with them
     assert doc["nvidia_lib_dirs"] == [str(site / "nvidia" / "cublas" / "lib"), str(site / "nvidia" / "cudnn" / "lib")]
 
 

@@ -175,3 +175,49 @@ def render_json(lock: LockedStack, result: CheckResult) -> str:
                        "differences": [d.to_json() for d in result.differences],
                        "not_checked": [{"component": c, "why": w} for c, w in result.not_checked]},
                       indent=2) + "\n"
+
+
+# -- full locks (plan --format pip --lock) -------------------------------------------------------------------
+def parse_full_lock(text: str, name: str) -> dict[str, str]:
+    """{project: version} of a requirements.txt full lock (`name==version` lines, hashes and comments aside)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    from stackresolve.request import InputError
+
+    pins: dict[str, str] = {}
+    logical = text.replace("\\\n", " ")
+    for number, line in enumerate(logical.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line or line.startswith("-"):
+            continue
+        requirement = line.split(" --hash", 1)[0].strip()
+        try:
+            req = Requirement(requirement)
+        except InvalidRequirement:
+            raise InputError(f"{name}: not a stackresolve lock file (neither the JSON lock of `plan --format lock` nor "
+                             f"a full lock of `plan --format pip --lock`: line {number} is not a requirement)") from None
+        exact = [s.version for s in req.specifier if s.operator == "=="]
+        if len(exact) != 1:
+            raise InputError(f"{name}: line {number} does not pin one version ({requirement[:80]!r}); a full lock "
+                             f"pins every package with ==")
+        pins[canonicalize_name(req.name)] = exact[0]
+    if not pins:
+        raise InputError(f"{name}: no pinned requirement found; make a full lock with `stackresolve plan --format pip "
+                         f"--lock`")
+    return pins
+
+
+def check_full_lock(pins: dict[str, str], machine) -> CheckResult:
+    """Every pinned package installed at exactly its version (in the interpreter detection inspected)."""
+    if machine.python is None:
+        return CheckResult((), (("packages", "no Python was inspected"),))
+    installed = {p.name: p.version for p in machine.python.packages}
+    diffs = []
+    for name, version in pins.items():
+        have = installed.get(name)
+        if have is None:
+            diffs.append(Difference(name, version, "not installed", "the lock pins it"))
+        elif Version(have) != Version(version):
+            diffs.append(Difference(name, version, have, "another version is installed"))
+    return CheckResult(tuple(diffs), ())

@@ -35,6 +35,8 @@ def check(
 
     fmt = choice(fmt, ("text", "json"), "--format")
     text = read_input(lock_file, LOCK_LIMIT, what="lock file").text
+    if not text.lstrip().startswith(("{", "[", '"')):  # a full lock (plan --format pip --lock): the packages
+        check_packages(text, lock_file, python_exe, fmt)
     kb = knowledge()
     flags = MachineFlags(os=os, driver=driver, gpu=gpu, gpu_cc=gpu_cc, python=python, cuda=cuda, cudnn=cudnn)
     try:
@@ -49,3 +51,29 @@ def check(
         fail(str(exc))
     output(render_json(lock, result) if fmt == "json" else render_text(lock, result), None)
     raise typer.Exit(Exit.OK if result.matches else Exit.FAILED)
+
+
+def check_packages(text: str, lock_file: str, python_exe: Optional[str], fmt: str) -> None:
+    import json
+
+    from stackresolve.check import check_full_lock, parse_full_lock
+    from stackresolve.request import InputError
+
+    try:
+        pins = parse_full_lock(text, lock_file)
+    except InputError as exc:
+        fail(str(exc))
+    result = check_full_lock(pins, detect_machine(python_exe=python_exe))
+    if fmt == "json":
+        output(json.dumps({"schema": "stackresolve/check@1", "matches": result.matches,
+                           "differences": [d.to_json() for d in result.differences],
+                           "not_checked": [{"component": c, "why": w} for c, w in result.not_checked]},
+                          indent=2) + "\n", None)
+    else:
+        lines = [f"stackresolve check: {len(pins)} packages pinned by {lock_file}"]
+        lines += ["every pinned package is installed at its version"] if result.matches else \
+            [f"{len(result.differences)} difference(s):"] + \
+            [f"  {d.component}: expected {d.expected}, found {d.found}" for d in result.differences]
+        lines += [f"not checked: {c}: {w}" for c, w in result.not_checked]
+        output("\n".join(lines) + "\n", None)
+    raise typer.Exit(Exit.OK if result.matches and not result.not_checked else Exit.FAILED)

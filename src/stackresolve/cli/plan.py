@@ -4,7 +4,17 @@ from typing import Optional
 
 import typer
 
-from stackresolve.cli.app import command_app, choice, detect_machine, emit_resolution, fail, knowledge, plan_formats
+from stackresolve.cli.app import (
+    Exit,
+    choice,
+    command_app,
+    detect_machine,
+    emit_resolution,
+    fail,
+    knowledge,
+    output,
+    plan_formats,
+)
 
 
 plan_app = command_app()
@@ -25,7 +35,11 @@ def plan(
     with_driver: bool = typer.Option(False, "--with-driver", help="apt plan: also install the driver branch."),
     env_name: Optional[str] = typer.Option(None, "--env-name", help="conda plan: the environment's name."),
     fmt: str = typer.Option("text", "--format", "-f",
-                            help="Output: text, json, pip, conda, apt, powershell, dockerfile or lock."),
+                            help="Output: text, json, pip, conda, apt, powershell, dockerfile, lock or pylock."),
+    full_lock: bool = typer.Option(False, "--lock",
+                                   help="pip: pin the whole transitive set with hashes (needs uv: stackresolve[lock])."),
+    index_url: Optional[str] = typer.Option(None, "--index-url",
+                                            help="--lock / pylock: the package index (default: pip's)."),
     out: Optional[str] = typer.Option(None, "-o", "--output", help="Write to this file instead of stdout."),
     no_detect: bool = typer.Option(False, "--no-detect", help="Do not probe this machine; use flags only."),
 ) -> None:
@@ -34,7 +48,9 @@ def plan(
     from stackresolve.request import Flags, InputError, build_request
     from stackresolve.resolve import resolve
 
-    fmt = choice(fmt, plan_formats(), "--format")
+    fmt = choice(fmt, (*plan_formats(), "pylock"), "--format")
+    if full_lock and fmt != "pip":
+        fail("--lock goes with --format pip (or use --format pylock for a PEP 751 pylock.toml)")
     kb = knowledge()
     flags = Flags(tf=tf, os=os, arch=arch, gpu=gpu, gpu_cc=gpu_cc, driver=driver, python=python, cudnn=cudnn,
                   cpu=cpu, vendor=vendor, with_driver=with_driver)
@@ -45,4 +61,41 @@ def plan(
     except InputError as exc:
         fail(str(exc))
     resolution = resolve(kb, request)
+    if full_lock or fmt == "pylock":
+        emit_full_lock(resolution, "pylock.toml" if fmt == "pylock" else "requirements.txt", index_url, out)
     emit_resolution(resolution, kb, fmt, out, PlanOptions(env_name=env_name))
+
+
+def emit_full_lock(resolution, fmt: str, index_url: Optional[str], out: Optional[str]) -> None:
+    """The whole transitive set pinned with hashes, resolved by uv for the plan's Python and platform."""
+    import sys
+
+    from stackresolve.emit.header import comment_header
+    from stackresolve.fulllock import LockFailed, LockUnavailable, compile_lock
+    from stackresolve.plan import pip as pip_plan
+
+    if resolution.stack is None:
+        sys.stderr.write(render_text(resolution))
+        raise typer.Exit(Exit.FAILED)
+    plan = pip_plan.decide(resolution)
+    try:
+        lock = compile_lock(plan, fmt, index=index_url)
+    except LockUnavailable as exc:
+        fail(str(exc))
+    except LockFailed as exc:
+        fail(str(exc), Exit.FAILED)
+    header = comment_header(resolution, "full lock")
+    header += f"# resolved by uv for Python {lock.python} on {lock.platform}, with hashes; install with\n"
+    header += ("#   python -m pip install --require-hashes -r requirements.txt\n" if fmt == "requirements.txt" else
+               "#   a PEP 751 installer (pip install -r is not one): e.g. uv pip sync pylock.toml\n")
+    if lock.cuda_wheels:
+        header += "# NVIDIA wheels this lock pins: " + ", ".join(f"{k}=={v}" for k, v in
+                                                                 sorted(lock.cuda_wheels.items())) + "\n"
+    output(header + lock.text, out)
+    raise typer.Exit(Exit.OK)
+
+
+def render_text(resolution) -> str:
+    from stackresolve.emit import text
+
+    return text.render(resolution)

@@ -120,11 +120,12 @@ def _dist_entries(sys_path):
 
 
 def scan_packages(sys_path):
-    """PIP_PACKAGES and nvidia-* distributions on sys_path, first one of each name (the one Python imports)."""
+    """Every distribution on sys_path, first one of each name (the one Python imports): the pitfall packages
+    (PIP_PACKAGES) and nvidia-* wheels doctor checks, and everything a full lock pins for `check`."""
     found = []
     seen = set()
     for site, entry, name, version in _dist_entries(sys_path):
-        if name in seen or not (name in PIP_PACKAGES or name.startswith("nvidia-")):
+        if name in seen:
             continue
         seen.add(name)
         if version is None:
