@@ -1,29 +1,20 @@
 #!/usr/bin/env python3
-"""Regenerate constraints/tensorflow_wheels.toml from the package index.
-
-For tensorflow, tensorflow-gpu, tensorflow-cpu and tensorflow-intel it reads the index's PEP 691 file list
-and writes one ``[[release]]`` per (package, final or post release): the CPython versions that have a wheel
-per platform, whether the release is yanked or a stub, and the ``and-cuda`` extra's requirements (from a
-Linux x86_64 wheel's core metadata). Schema: constraints/README.md. Pre-releases (a/b/rc/dev) are skipped.
+"""Regenerate the shipped constraints/tensorflow_wheels.toml from the package index (stackresolve.refresh does the
+work; `stackresolve refresh` writes a user's copy instead).
 
     python scripts/update_tf_wheels.py [--index-url URL] [--output PATH]
 
-The index is the one pip would use (see ``stackresolve.index.index_url``). The file is written atomically
-and only when every wheel on a tracked platform could be classified; otherwise the script exits 1 and
-names the wheels (e.g. a new CPython minor: extend ``stackresolve.index.KNOWN_CPYTHON``).
+The index is the one pip would use (see ``stackresolve.index.index_url``). The file is written atomically and only
+when every wheel on a tracked platform could be classified; otherwise the script exits 1 and names the wheels
+(e.g. a new CPython minor: extend ``stackresolve.index.KNOWN_CPYTHON``).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
-import os
 import sys
-import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 try:
@@ -32,267 +23,10 @@ except ImportError:  # running from a checkout without the package installed
     sys.path.insert(0, str(ROOT / "src"))
     from stackresolve import index as idx
 
-from packaging.utils import canonicalize_name, parse_wheel_filename
-from packaging.version import Version
+from stackresolve.files import atomic_write
+from stackresolve.refresh import RefreshTimeout, UnclassifiedWheels, fetch_wheels_toml
 
-PACKAGES: tuple[str, ...] = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-intel")
-AND_CUDA = "and-cuda"
 DEFAULT_OUTPUT = ROOT / "constraints" / "tensorflow_wheels.toml"
-KEY_ORDER = (
-    "package", "version", *idx.PLATFORMS, "yanked", "stub", "and_cuda", "source", "note",
-)
-
-# Facts checked by hand that the file list alone cannot show. Appended to the generated note.
-VERIFIED_NOTES: Mapping[tuple[str, str], str] = {
-    ("tensorflow-gpu", "2.12.0"): (
-        "the sdist's setup.py raises 'The \"tensorflow-gpu\" package has been removed! Please install "
-        "\"tensorflow\" instead.' on install or bdist_wheel (sdist inspected 2026-11-22)"
-    ),
-    ("tensorflow-intel", "0.0.1"): (
-        "the wheel's metadata Summary is 'A dummy package'; it contains no Python modules, only a "
-        "requirements.txt data file (wheel inspected 2026-11-22)"
-    ),
-}
-
-
-class UnclassifiedWheels(RuntimeError):
-    pass
-
-
-# --------------------------------------------------------------------------- building records
-
-
-def group_releases(files: Iterable[idx.IndexFile]) -> dict[Version, list[idx.IndexFile]]:
-    """Files by release version; pre-releases and unparseable filenames are left out."""
-    out: dict[Version, list[idx.IndexFile]] = {}
-    for f in files:
-        parsed = idx.file_version(f.filename)
-        if parsed is None:
-            continue
-        _, version = parsed
-        if version.is_prerelease:  # a, b, rc and dev releases
-            continue
-        out.setdefault(version, []).append(f)
-    return out
-
-
-def _is_pure(f: idx.IndexFile) -> bool:
-    _, _, _, tags = parse_wheel_filename(f.filename)
-    return all(t.abi == "none" and t.platform == "any" for t in tags)
-
-
-def build_record(
-    package: str, version: Version, files: Sequence[idx.IndexFile], *, fetched: str
-) -> dict[str, Any]:
-    """One ``[[release]]`` record from the file list alone (``add_metadata_facts`` adds the rest)."""
-    name = canonicalize_name(package)
-    wheels = [f for f in files if f.is_wheel]
-    platforms: dict[str, set[str]] = {p: set() for p in idx.PLATFORMS}
-    unclassified: list[str] = []
-    for w in wheels:
-        for plat, pythons in idx.wheel_support(w.filename, w.requires_python).items():
-            if not pythons:
-                unclassified.append(w.filename)
-            platforms[plat].update(pythons)
-    if unclassified:
-        raise UnclassifiedWheels(", ".join(sorted(set(unclassified))))
-
-    notes: list[str] = []
-    stub = False
-    if not wheels:
-        stub = True
-        notes.append("no wheels on the package index, only " + ", ".join(sorted(f.filename for f in files)))
-    elif all(_is_pure(w) for w in wheels):
-        stub = True
-        notes.append(
-            "only pure-Python wheel(s) (" + ", ".join(sorted(w.filename for w in wheels))
-            + "), no TensorFlow binaries: a placeholder"
-        )
-    yanked = bool(files) and all(f.yanked for f in files)
-    reasons = sorted({f.yanked_reason for f in files if f.yanked and f.yanked_reason})
-    if reasons:
-        notes.append("yanked: " + "; ".join(reasons))
-    verified = VERIFIED_NOTES.get((name, str(version)))
-    if verified:
-        notes.append(verified)
-
-    record: dict[str, Any] = {"package": name, "version": str(version)}
-    for plat in idx.PLATFORMS:
-        record[plat] = sorted(platforms[plat], key=Version)
-    record.update(
-        yanked=yanked,
-        stub=stub,
-        and_cuda=[],
-        source=f"package index /simple/{name}/ (PEP 691 JSON), fetched {fetched}",
-    )
-    if notes:
-        record["note"] = "; ".join(notes)
-    return record
-
-
-def metadata_wheel(files: Sequence[idx.IndexFile]) -> idx.IndexFile | None:
-    """The Linux x86_64 wheel to read metadata from: the one for the newest CPython (deterministic)."""
-    best: tuple[Version, str, idx.IndexFile] | None = None
-    for f in files:
-        if not f.is_wheel or f.yanked:
-            continue
-        pythons = idx.wheel_support(f.filename, f.requires_python).get("linux")
-        if not pythons:
-            continue
-        key = (Version(pythons[-1]), f.filename, f)
-        if best is None or key[:2] > best[:2]:
-            best = key
-    return best[2] if best else None
-
-
-# A platform whose wheels are all at most this big holds metapackages, not TensorFlow builds (the real
-# wheels are 50-600 MB; the metapackages about 2-8 KB).
-METAPACKAGE_MAX_BYTES = 256 * 1024
-
-
-def platform_requirements(meta: Any, platform: str, python: str) -> list[str]:
-    """The Requires-Dist entries that apply on ``platform`` with ``python`` and no extra, without their
-    markers (``tensorflow-intel==2.14.0``)."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    env = idx.marker_environment(platform, python)
-    out = []
-    for raw in meta.get_all("Requires-Dist") or []:
-        try:
-            req = Requirement(str(raw))
-        except InvalidRequirement:
-            continue
-        if req.marker is None or req.marker.evaluate(env):
-            req.marker = None
-            out.append(str(req))
-    return out
-
-
-def _req_name(requirement: str) -> str:
-    from packaging.requirements import Requirement
-
-    return Requirement(requirement).name
-
-
-def add_metadata_facts(
-    record: dict[str, Any],
-    files: Sequence[idx.IndexFile],
-    read_metadata: Callable[[idx.IndexFile], Any],
-) -> None:
-    """From wheel metadata: ``and_cuda`` (one Linux x86_64 wheel, when the release has that extra), and a
-    note for each platform whose wheels are only metapackages (what they install there)."""
-    if record["stub"]:
-        return
-    notes: list[str] = []
-    for plat in idx.PLATFORMS:
-        on_plat = [
-            f for f in files
-            if f.is_wheel and idx.wheel_support(f.filename, f.requires_python).get(plat)
-        ]
-        if not on_plat or any(f.size is None or f.size > METAPACKAGE_MAX_BYTES for f in on_plat):
-            continue
-        def newest_python(f: idx.IndexFile) -> Version:
-            return Version(idx.wheel_support(f.filename, f.requires_python)[plat][-1])
-
-        shim = max(on_plat, key=lambda f: (newest_python(f), f.filename))
-        python = str(newest_python(shim))
-        reqs = [
-            r for r in platform_requirements(read_metadata(shim), plat, python)
-            if canonicalize_name(_req_name(r)).startswith("tensorflow")
-        ]
-        biggest = max(f.size or 0 for f in on_plat)
-        notes.append(
-            f"{plat} wheels are metapackages (<= {biggest} bytes) that install "
-            + (", ".join(reqs) if reqs else "no TensorFlow package")
-            + f" (from {shim.filename})"
-        )
-
-    wheel = metadata_wheel(files)
-    if wheel is not None and wheel.size is not None and wheel.size <= METAPACKAGE_MAX_BYTES:
-        wheel = None  # a Linux x86_64 metapackage never happened; do not read extras from one
-    if wheel is not None:
-        meta = read_metadata(wheel)
-        extras = {canonicalize_name(e) for e in (meta.get_all("Provides-Extra") or [])}
-        pythons = idx.wheel_support(wheel.filename, wheel.requires_python).get("linux") or ("3.11",)
-        reqs = idx.extra_requirements(meta, AND_CUDA, "linux", pythons[-1])
-        if canonicalize_name(AND_CUDA) in extras or reqs:
-            record["and_cuda"] = reqs
-            how = "PEP 658 metadata file" if wheel.core_metadata else "its *.dist-info/METADATA, read with HTTP range requests"
-            notes.append(f"and_cuda from {wheel.filename} ({how})")
-    if notes:
-        record["note"] = "; ".join(([record["note"]] if record.get("note") else []) + notes)
-
-
-def build_records(
-    files_by_package: Mapping[str, Sequence[idx.IndexFile]],
-    *,
-    fetched: str,
-    read_metadata: Callable[[idx.IndexFile], Any] | None = None,
-    workers: int = 6,
-) -> list[dict[str, Any]]:
-    """All records, sorted by package then version. ``read_metadata`` None skips what needs wheel
-    metadata (``and_cuda`` stays empty, no metapackage notes)."""
-    jobs: list[tuple[dict[str, Any], list[idx.IndexFile]]] = []
-    problems: list[str] = []
-    for package, files in files_by_package.items():
-        for version, rel_files in group_releases(files).items():
-            try:
-                jobs.append((build_record(package, version, rel_files, fetched=fetched), rel_files))
-            except UnclassifiedWheels as exc:
-                problems.append(f"{package} {version}: {exc}")
-    if problems:
-        raise UnclassifiedWheels(
-            "wheels on a tracked platform match no CPython in KNOWN_CPYTHON: " + " | ".join(problems)
-        )
-    if read_metadata is not None:
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            list(pool.map(lambda job: add_metadata_facts(job[0], job[1], read_metadata), jobs))
-    records = [r for r, _ in jobs]
-    records.sort(key=lambda r: (r["package"], Version(r["version"])))
-    return records
-
-
-# --------------------------------------------------------------------------- TOML (this shape only)
-
-
-def render_toml(generated: str, records: Sequence[Mapping[str, Any]]) -> str:
-    """The file's text: a header comment, then the records in KEY_ORDER, written by tomli-w."""
-    import tomli_w
-
-    ordered = [{k: r[k] for k in [k for k in KEY_ORDER if k in r] + sorted(k for k in r if k not in KEY_ORDER)}
-               for r in records]
-    header = ("# Generated by scripts/update_tf_wheels.py from the package index; do not edit by hand.\n"
-              "# Schema: constraints/README.md (tensorflow_wheels.toml).\n")
-    return header + tomli_w.dumps({"generated": generated, "release": ordered}, multiline_strings=False)
-
-
-def _toml_loads(text: str) -> dict[str, Any]:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python < 3.11
-        import tomli as tomllib
-    return tomllib.loads(text)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-# --------------------------------------------------------------------------- main
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -300,28 +34,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--index-url", help="simple-API base URL (default: the index pip would use)")
     ap.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help=f"default: {DEFAULT_OUTPUT}")
     ap.add_argument("--workers", type=int, default=6, help="parallel metadata reads (default 6)")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds for the whole refresh (default 900)")
     args = ap.parse_args(argv)
-
-    fetched = _dt.datetime.now(_dt.timezone.utc).date().isoformat()
     try:
-        base = idx.index_url(args.index_url)
-        session = idx.make_session()
-        files = {p: idx.project_files(p, index=base, session=session) for p in PACKAGES}
-        records = build_records(
-            files,
-            fetched=fetched,
-            read_metadata=lambda f: idx.wheel_metadata(f, session=session),
-            workers=args.workers,
-        )
-    except (idx.PackageIndexError, UnclassifiedWheels) as exc:
+        text, records = fetch_wheels_toml(args.index_url, timeout=args.timeout, workers=args.workers)
+    except (idx.PackageIndexError, UnclassifiedWheels, RefreshTimeout) as exc:
         print(f"update_tf_wheels: {exc}", file=sys.stderr)
         return 1
-
-    text = render_toml(fetched, records)
-    if _toml_loads(text) != {"generated": fetched, "release": records}:  # serializer self-check
-        print("update_tf_wheels: TOML round trip differs; not writing", file=sys.stderr)
-        return 1
-    write_atomic(args.output, text)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(args.output, text)
     counts: dict[str, int] = {}
     for r in records:
         counts[r["package"]] = counts.get(r["package"], 0) + 1

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import email.message
 import hashlib
-import importlib.util
 import io
 import json
 import os
-import sys
 import threading
 import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+from stackresolve.files import atomic_write
 from packaging.version import Version
 
 from stackresolve import index as idx
@@ -42,12 +42,10 @@ def fixture_metadata(filename: str) -> email.message.Message:
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("update_tf_wheels", ROOT / "scripts" / "update_tf_wheels.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop(spec.name, None)
+    """The index-data builder that scripts/update_tf_wheels.py and `stackresolve refresh` share."""
+    from stackresolve import refresh
+
+    return refresh
 
 
 # --------------------------------------------------------------------------- a local HTTP server
@@ -418,7 +416,8 @@ def test_toml_writer_round_trips(script, tmp_path):
     text = script.render_toml("2026-11-22", records)
     assert tomllib.loads(text) == {"generated": "2026-11-22", "release": records}
     out = tmp_path / "sub" / "tensorflow_wheels.toml"
-    script.write_atomic(out, text)
+    out.parent.mkdir()
+    atomic_write(out, text)
     assert out.read_text(encoding="utf-8") == text
     assert [p.name for p in out.parent.iterdir()] == ["tensorflow_wheels.toml"]  # no temporary left behind
 

@@ -97,3 +97,20 @@ def test_install_facts_load_on_first_use_from_their_own_snapshot(cache):
     fresh = load_knowledge()
     assert fresh._install is None  # a text plan or a lock never reads them
     assert [r.cuda for r in fresh.apt.cuda_repos] == [r.cuda for r in built.apt.cuda_repos]
+
+
+def test_a_refreshed_wheel_list_replaces_the_shipped_one_while_newer(cache):
+    from stackresolve.knowledge.loader import constraints_dir, refreshed_wheels_path
+
+    shipped = load_knowledge()
+    assert shipped.wheels_origin == "shipped"
+    text = (constraints_dir() / "tensorflow_wheels.toml").read_text()
+    path = refreshed_wheels_path()
+    path.parent.mkdir(parents=True)
+    path.write_text(text.replace(f'generated = "{shipped.wheels_fetched}"',
+                                 'generated = "2099-01-01"\norigin = "refreshed"', 1))
+    refreshed = load_knowledge()
+    assert (refreshed.wheels_fetched, refreshed.wheels_origin) == ("2099-01-01", "refreshed")
+    assert refreshed.version != shipped.version  # another data digest: plans say which data they used
+    path.write_text(text.replace(f'generated = "{shipped.wheels_fetched}"', 'generated = "2000-01-01"', 1))
+    assert load_knowledge().wheels_origin == "shipped"  # an older copy is not used

@@ -30,6 +30,8 @@ COMMANDS = {
                                             "when the text is not recognised)."),
     "doctor": ("stackresolve.cli.doctor", "Diagnose the installed GPU stack; exit 0 when healthy, 1 when problems "
                                           "were found."),
+    "refresh": ("stackresolve.cli.refresh", "Re-read the package index's TensorFlow wheel lists into the user cache "
+                                            "(used while newer than shipped)."),
 }
 
 
@@ -187,12 +189,30 @@ def fix_plan_formats() -> tuple[str, ...]:
     return ("text", "json", *[f for f in plan_formats() if f not in ("text", "json", "lock")])
 
 
+STALE_AFTER_DAYS = 120
+
+
+def warn_if_stale(kb) -> None:
+    """A plan built on old package-index data says so (on stderr: the plan itself stays as it is)."""
+    import datetime
+
+    try:
+        fetched = datetime.date.fromisoformat(kb.wheels_fetched)
+    except ValueError:
+        return
+    age = (datetime.date.today() - fetched).days
+    if age > STALE_AFTER_DAYS:
+        typer.echo(f"stackresolve: note: the package index data is {age} days old (fetched {fetched}, "
+                   f"{kb.wheels_origin}); `stackresolve refresh` reads it again", err=True)
+
+
 def emit_resolution(resolution, kb, fmt: str, out: Optional[str], options=None) -> None:
     """Print (or write) one format of a resolution; an impossible target prints its explanation, exit 1."""
     from stackresolve.emit import NEEDS_STACK, all_plans, render_plan
     from stackresolve.plan import PlanOptions
 
     options = options or PlanOptions()
+    warn_if_stale(kb)
     if fmt == "json":
         from stackresolve.emit import plan_document
 

@@ -25,7 +25,9 @@ def header_lines(resolution: Resolution, kind: str) -> list[str]:
     return [f"stackresolve {kind} plan",
             f"stack: {stack.summary}" if stack else "stack: none (no consistent stack)",
             f"request: {', '.join(wanted)}",
-            f"knowledge base {resolution.kb_version}, stackresolve {__version__}"]
+            f"knowledge base {resolution.kb_version}"
+            + (f" (package index data {resolution.index_data})" if resolution.index_data else "")
+            + f", stackresolve {__version__}"]
 
 
 def one_line(text: str) -> str:

@@ -18,7 +18,7 @@ def document(resolution: Resolution, plans: dict[str, str]) -> dict:
         "findings": [f.to_json() for f in resolution.findings],
         "alternatives": [a.to_json() for a in resolution.alternatives],
         "plans": plans,
-        "knowledge_base": {"version": resolution.kb_version},
+        "knowledge_base": {"version": resolution.kb_version, "index_data": resolution.index_data},
     }
 
 

@@ -42,8 +42,9 @@ def render_stack(stack: Stack, indent: str = "  ") -> list[str]:
 
 def render(resolution: Resolution) -> str:
     request = resolution.request
+    data = f"; package index data {resolution.index_data}" if resolution.index_data else ""
     out = [f"stackresolve plan: TensorFlow {request.tf} on {request.os} "
-           f"(knowledge base {resolution.kb_version})",
+           f"(knowledge base {resolution.kb_version}{data})",
            f"status: {resolution.status}", ""]
     if resolution.stack:
         out.append("Stack")

@@ -34,6 +34,8 @@ def normalize_gpu_name(name: str) -> str:
 class KnowledgeBase:
     date: str
     digest: str
+    wheels_fetched: str  # when the package index's wheel lists were read (tensorflow_wheels.toml `generated`)
+    wheels_origin: str  # "shipped" with the package, or "refreshed" by `stackresolve refresh`
     lines: tuple[TensorFlowLine, ...]
     tested_builds: tuple[TestedBuild, ...]
     compiled_archs: tuple[CompiledArch, ...]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import re
+import os
 import sys
 from functools import lru_cache, partial
 from pathlib import Path
@@ -294,11 +296,45 @@ CORE_FILES = ("meta.toml", "tensorflow.toml", "tensorflow_wheels.toml", "cuda.to
 INSTALL_FILES = ("docker.toml", "windows.toml", "apt.toml", "conda.toml")
 
 
+WHEELS_FILE = "tensorflow_wheels.toml"
+_GENERATED = re.compile(rb'^generated = "(\d{4}-\d{2}-\d{2})"', re.M)
+
+
+def refreshed_wheels_path(env=os.environ) -> Path | None:
+    """Where `stackresolve refresh` keeps the user's copy of tensorflow_wheels.toml (None: no cache folder)."""
+    from stackresolve.knowledge.snapshot import cache_dir
+
+    folder = cache_dir(env)
+    return folder / "data" / WHEELS_FILE if folder is not None else None
+
+
+def generated_date(raw: bytes) -> str:
+    match = _GENERATED.search(raw[:4096])
+    return match.group(1).decode() if match else ""
+
+
 def _data(directory: Path | None) -> tuple[dict[str, bytes], str]:
-    """Every core file's bytes, and the digest of them all."""
+    """Every core file's bytes, and the digest of them all. For the packaged data, a refreshed
+    tensorflow_wheels.toml in the cache folder replaces the shipped one when it is newer."""
     raws = {name: _read_bytes(name, directory) for name in CORE_FILES + INSTALL_FILES}
+    if directory is None:
+        refreshed = _refreshed_wheels()
+        if refreshed is not None and generated_date(refreshed) > generated_date(raws[WHEELS_FILE]):
+            raws[WHEELS_FILE] = refreshed
     digest = hashlib.sha256(b"".join(hashlib.sha256(raw).digest() for raw in raws.values())).hexdigest()
     return raws, digest
+
+
+def _refreshed_wheels() -> bytes | None:
+    from stackresolve.inputs import InputTooLarge, NotARegularFile, read_regular_bytes
+
+    path = refreshed_wheels_path()
+    if path is None:
+        return None
+    try:
+        return read_regular_bytes(path, 64 * 1024 * 1024)
+    except (OSError, NotARegularFile, InputTooLarge):
+        return None
 
 
 def load_knowledge(directory: Path | None = None, *, use_snapshot: bool = True):
@@ -355,6 +391,8 @@ def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_lo
     wheels = parse_wheels(docs["tensorflow_wheels.toml"])
     return KnowledgeBase(
         date=str(docs["meta.toml"].get("date", "")),
+        wheels_fetched=str(docs[WHEELS_FILE].get("generated", "")),
+        wheels_origin=docs[WHEELS_FILE].get("origin", "shipped"),
         digest=digest_text[:12],
         lines=lines,
         tested_builds=builds,

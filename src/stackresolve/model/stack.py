@@ -223,6 +223,7 @@ class Resolution:
     findings: tuple[Finding, ...]
     alternatives: tuple[Alternative, ...]
     kb_version: str
+    index_data: str = ""  # "fetched 2026-11-22, shipped": when the package index's wheel lists were read
 
     @property
     def status(self) -> str:

@@ -32,7 +32,7 @@ def resolve(kb: KnowledgeBase, request: Request, *, with_alternatives: bool = Tr
     except UNSOLVABLE as exc:
         findings = conflict_findings(kb, request, exc)
         alternatives = find_alternatives(kb, request) if with_alternatives else ()
-        return Resolution(request, None, tuple(findings), tuple(alternatives), kb.version)
+        return Resolution(request, None, tuple(findings), tuple(alternatives), kb.version, index_data(kb))
     stack, findings = build_stack(kb, request, result.mapping)
     alternatives = []
     if with_alternatives:
@@ -42,4 +42,8 @@ def resolve(kb: KnowledgeBase, request: Request, *, with_alternatives: bool = Tr
             unfit = nvidia_unfit(kb, request, stack)
             findings += [unfit] if unfit else []
             alternatives = native_alternatives(kb, request, stack)
-    return Resolution(request, stack, tuple(findings), tuple(alternatives), kb.version)
+    return Resolution(request, stack, tuple(findings), tuple(alternatives), kb.version, index_data(kb))
+
+
+def index_data(kb: KnowledgeBase) -> str:
+    return f"fetched {kb.wheels_fetched}, {kb.wheels_origin}" if kb.wheels_fetched else ""
