@@ -1,11 +1,12 @@
 # -*- coding: utf-8 -*-
-"""Probe of a Python interpreter and its TensorFlow, run IN that interpreter.
+"""Probe of a Python interpreter and its TensorFlow, PyTorch and JAX, run IN that interpreter.
 
 Stdlib only, and valid on Python 2.7 and 3.5+ (no f-strings, no annotations): stackresolve passes this file's
 text to `python -c` of the target interpreter (an old env with TF 1.x), or imports it and calls `probe()` when the
-target is the interpreter running stackresolve. It never imports TensorFlow (slow, and may crash): versions come
-from the distributions' metadata directories and the CUDA/cuDNN numbers from the text of
-tensorflow/python/platform/build_info.py. It prints one JSON document.
+target is the interpreter running stackresolve. It never imports a framework (slow, and may crash): versions come
+from the distributions' metadata directories, TensorFlow's CUDA/cuDNN numbers from the text of
+tensorflow/python/platform/build_info.py, PyTorch's CUDA/HIP numbers from the text of torch/version.py and JAX's
+minimum jaxlib from the text of jax/version.py. It prints one JSON document.
 """
 from __future__ import print_function
 
@@ -15,7 +16,14 @@ import re
 import sys
 
 TF_DISTS = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tf-nightly", "tf-nightly-gpu", "tf-nightly-cpu",
-            "tensorflow-intel", "tensorflow-macos", "tensorflow-aarch64", "tensorflow-rocm")
+            "tensorflow-intel", "tensorflow-macos", "tensorflow-aarch64", "tensorflow-rocm",
+            "nvidia-tensorflow")  # NVIDIA's TF 1.15 ("1.15.5+nv23.03"): its code lives in tensorflow_core/
+TORCH_DISTS = ("torch", "torchvision", "torchaudio")
+# jax, jaxlib and the CUDA plugins (jax[cuda12] / jax[cuda13] install jax-cudaNN-plugin + jax-cudaNN-pjrt at the
+# jaxlib version); any later jax-cudaNN-plugin / -pjrt is matched by JAX_CUDA_DIST below
+JAX_DISTS = ("jax", "jaxlib", "jax-cuda11-plugin", "jax-cuda11-pjrt", "jax-cuda12-plugin", "jax-cuda12-pjrt",
+             "jax-cuda13-plugin", "jax-cuda13-pjrt")
+JAX_CUDA_DIST = re.compile(r"^jax-cuda(\d+)-(plugin|pjrt)$")
 NVIDIA_PREFIXES = ("nvidia-cudnn-", "nvidia-cuda-runtime-", "nvidia-cuda-nvcc-")
 # packages whose installed version decides whether a TensorFlow release imports (the pitfalls of
 # constraints/pitfalls.toml name them); every "nvidia-*" distribution is reported as well
@@ -23,8 +31,15 @@ PIP_PACKAGES = ("protobuf", "numpy", "h5py", "keras", "tensorboard", "tensorflow
                 "gast", "ml-dtypes", "tf-keras", "keras-applications", "keras-preprocessing", "wrapt", "six",
                 "absl-py", "grpcio", "scipy", "setuptools", "termcolor", "opt-einsum", "flatbuffers", "astunparse",
                 "google-pasta", "tensorflow-io-gcs-filesystem", "jax", "jaxlib", "tensorrt", "cryptography")
-# where build_info.py lives: tensorflow_core/ for 1.15 and 2.0-2.1, tensorflow/ otherwise
+# where build_info.py lives: tensorflow_core/ for 1.15 (NVIDIA's 1.15 too) and 2.0-2.1, tensorflow/ otherwise
 TF_MODULE_DIRS = ("tensorflow", "tensorflow_core")
+# module-level names read from a framework's version.py (by distribution), never by importing it:
+#   torch/version.py  __version__ = '2.5.1+cu124' / cuda: Optional[str] = '12.4' / hip / rocm / xpu / git_version
+#   jax/version.py    _version = "0.4.30" / _release_version / _minimum_jaxlib_version = "0.4.27"
+VERSION_FILES = {
+    "torch": (("torch", "version.py"), ("__version__", "cuda", "hip", "rocm", "xpu", "git_version")),
+    "jax": (("jax", "version.py"), ("_version", "_release_version", "_minimum_jaxlib_version")),
+}
 
 
 def _norm(name):
@@ -73,12 +88,43 @@ def parse_build_info(text):
     return out
 
 
+_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::[^=\n]*)?=[ \t]*(.*?)[ \t]*(?:#.*)?$", re.MULTILINE)
+_LITERAL = re.compile(r"""^(?:[rRuU]?'([^'\\]*)'|[rRuU]?"([^"\\]*)"|(None|True|False))$""")
+
+
+def parse_version_py(text, names):
+    """The module-level assignments `names` of a version.py, as text: {name: 'value' or None for None}. Only
+    unindented lines whose value is a plain string literal, None, True or False count (the first one of each
+    name); a computed value (`cuda = _check_cuda_version()`) or an annotation-only line is left out. Both
+    `cuda = '11.7'` (torch 1.x) and `cuda: Optional[str] = '12.4'` (torch 2.x) are read."""
+    out = {}
+    if not text:
+        return out
+    for m in _ASSIGN.finditer(text):
+        name = m.group(1)
+        if name not in names or name in out:
+            continue
+        lit = _LITERAL.match(m.group(2))
+        if not lit:
+            continue
+        if lit.group(3) is not None:
+            out[name] = None if lit.group(3) == "None" else lit.group(3)
+        else:
+            out[name] = lit.group(1) if lit.group(1) is not None else lit.group(2)
+    return out
+
+
+def _interesting(name):
+    return (name in TF_DISTS or name in TORCH_DISTS or name in JAX_DISTS or JAX_CUDA_DIST.match(name) is not None
+            or name.startswith(NVIDIA_PREFIXES))
+
+
 def scan(sys_path):
     """Interesting distributions on sys_path, first one of each name (the one Python would import)."""
     dists = []
     seen = set()
     for site, entry, name, version in _dist_entries(sys_path):
-        if name not in TF_DISTS and not name.startswith(NVIDIA_PREFIXES):
+        if not _interesting(name):
             continue
         if name in seen:
             continue
@@ -94,6 +140,13 @@ def scan(sys_path):
                     dist["build_info"] = parse_build_info(text)
                     dist["build_info_path"] = bi
                     break
+        if name in VERSION_FILES:
+            rel, names = VERSION_FILES[name]
+            vp = os.path.join(site, *rel)
+            text = _read(vp)
+            if text is not None:
+                dist["version_py"] = parse_version_py(text, names)
+                dist["version_py_path"] = vp
         dists.append(dist)
     return dists
 

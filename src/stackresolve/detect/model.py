@@ -142,19 +142,41 @@ class PythonInfo:
 
 @dataclass(frozen=True)
 class FrameworkInfo:
-    name: str  # "tensorflow"
-    version: str | None
-    cuda: str | None  # CUDA it was built with (build_info.py); None when the build info does not say
-    cudnn: str | None
-    gpu_build: bool | None  # None when unknown
-    package: str | None = None  # the installed distribution ("tensorflow-gpu")
+    """An installed deep-learning framework, read from its metadata and build files (never imported).
+
+    `name` is "tensorflow", "pytorch" or "jax". What `cuda` holds, by framework:
+      tensorflow  the CUDA of build_info.py ("11.2"; None when the build info does not say, as in TF 1.x on Linux)
+      pytorch     `cuda` of torch/version.py as written there ("12.4"; None for a CPU or ROCm build); only when
+                  that file cannot be read, the CUDA named by a "+cuXYZ" local version
+      jax         the CUDA major of the CUDA plugin (jax-cuda12-plugin: "12"), or of a GPU jaxlib
+                  ("0.4.23+cuda12.cudnn89": "12"; the old "+cuda111": "11.1")
+    `gpu_build` says whether it is a CUDA (NVIDIA) build; a ROCm PyTorch is not (its `hip` and `variant` say ROCm).
+    """
+
+    name: str  # "tensorflow" | "pytorch" | "jax"
+    version: str | None  # the distribution's version, as its metadata says ("2.5.1", "1.15.5+nv23.03")
+    cuda: str | None  # CUDA it was built with (see above); None when its files do not say
+    cudnn: str | None  # cuDNN it was built with (TF build_info.py, a GPU jaxlib's "cudnn89" -> "8.9"); else None
+    gpu_build: bool | None  # a CUDA build; None when unknown
+    package: str | None = None  # the installed distribution ("tensorflow-gpu", "torch", "jax")
     path: str | None = None  # site directory it was found in
     source: str = ""
+    variant: str | None = None  # the build variant: PyTorch "cu124" | "cpu" | "rocm6.2" | "xpu" (the local version
+    #                             "+cu124" when there is one, else derived from torch/version.py); JAX "cuda12" |
+    #                             "cuda13" (the plugin), "cuda12.cudnn89" (a GPU jaxlib's local version) or "cpu"
+    module_version: str | None = None  # the version the module itself reports, read from its version.py:
+    #                                    torch.__version__ "2.5.1+cu124" where the dist-info says "2.5.1"
+    git_version: str | None = None  # torch/version.py git_version (the commit it was built from)
+    hip: str | None = None  # torch/version.py hip: the HIP (ROCm) version of a ROCm build ("6.2.41133-dd7f95766")
+    companions: tuple[PackageInfo, ...] = ()  # the distributions that go with it: torchvision and torchaudio;
+    #                                           jaxlib and the jax-cudaNN-plugin / -pjrt wheels
 
     def to_json_dict(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "cuda": self.cuda, "cudnn": self.cudnn,
                 "gpu_build": self.gpu_build, "package": self.package, "path": self.path,
-                "source": self.source}
+                "source": self.source, "variant": self.variant, "module_version": self.module_version,
+                "git_version": self.git_version, "hip": self.hip,
+                "companions": [c.to_json_dict() for c in self.companions]}
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,52 @@
 
 from __future__ import annotations
 
-from .model import Machine
+from .model import FrameworkInfo, Machine
 
 
 def _row(label: str, text: str, source: str | None) -> str:
     src = f"  [{source}]" if source else ""
     return f"{label:<12}{text}{src}"
+
+
+FRAMEWORK_LABELS = {"tensorflow": "TensorFlow", "pytorch": "PyTorch", "jax": "JAX"}
+
+
+def _tensorflow_text(f: FrameworkInfo) -> str:
+    bits = [f"{f.package or f.name} {f.version or '?'}"]
+    if f.gpu_build is True:
+        bits.append("GPU build")
+    elif f.gpu_build is False:
+        bits.append("CPU-only build")
+    if f.cuda:
+        bits.append(f"built with CUDA {f.cuda}")
+    if f.cudnn:
+        bits.append(f"cuDNN {f.cudnn}")
+    return ", ".join(bits)
+
+
+def _framework_text(f: FrameworkInfo) -> str:
+    """The text of a PyTorch or JAX row: `2.5.1 (CUDA 12.4 build, variant cu124) in /site; torchvision 0.20.1`."""
+    if f.cuda:
+        build = f"CUDA {f.cuda} build" + (f", cuDNN {f.cudnn}" if f.cudnn else "")
+    elif f.hip:
+        build = f"ROCm build, HIP {f.hip}"
+    elif f.variant == "cpu":
+        build = "CPU-only build"
+    elif f.gpu_build is False:
+        build = "no CUDA"
+    else:
+        build = "build unknown"
+    if f.variant:
+        build += f", variant {f.variant}"
+    text = f"{f.version or '?'} ({build})"
+    if f.package and f.package not in ("torch", "jax"):
+        text = f"{f.package} {text}"
+    if f.path:
+        text += f" in {f.path}"
+    if f.companions:
+        text += "; " + ", ".join(f"{c.name} {c.version or '?'}" for c in f.companions)
+    return text
 
 
 def render_text(machine: Machine) -> str:
@@ -70,18 +110,12 @@ def render_text(machine: Machine) -> str:
         if p.packages:
             lines.append(_row("pip", ", ".join(f"{d.name} {d.version or '?'}" for d in p.packages), "dist-info"))
     if not machine.frameworks:
-        lines.append(_row("TensorFlow", "not installed", None))
+        lines.append(_row("Frameworks", "none installed (TensorFlow, PyTorch, JAX)", None))
     for f in machine.frameworks:
-        bits = [f"{f.package or f.name} {f.version or '?'}"]
-        if f.gpu_build is True:
-            bits.append("GPU build")
-        elif f.gpu_build is False:
-            bits.append("CPU-only build")
-        if f.cuda:
-            bits.append(f"built with CUDA {f.cuda}")
-        if f.cudnn:
-            bits.append(f"cuDNN {f.cudnn}")
-        lines.append(_row("TensorFlow", ", ".join(bits), f.source))
+        if f.name == "tensorflow":
+            lines.append(_row("TensorFlow", _tensorflow_text(f), f.source))
+        else:
+            lines.append(_row(FRAMEWORK_LABELS.get(f.name, f.name), _framework_text(f), f.source))
 
     if machine.env:
         lines.append("")
