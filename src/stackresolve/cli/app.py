@@ -19,7 +19,7 @@ COMMANDS = {
     "plan": ("stackresolve.cli.plan", "Resolve a consistent stack for a TensorFlow target and print the plan "
                                       "(exit 1 when none exists)."),
     "detect": ("stackresolve.cli.detect", "Show what this machine has: GPUs, compute capability, driver, CUDA, "
-                                          "cuDNN, Python, TensorFlow, OS."),
+                                          "cuDNN, Python, TensorFlow, PyTorch, JAX, OS."),
     "matrix": ("stackresolve.cli.browse", "For every TensorFlow release line: whether and how it runs on this GPU "
                                           "and OS."),
     "gpus": ("stackresolve.cli.browse", "List the GPU models the knowledge base knows, with compute capability."),

@@ -15,7 +15,8 @@ def detect(
     fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
     python_exe: Optional[str] = typer.Option(None, "--python-exe", help="Interpreter to inspect (default: this one)."),
 ) -> None:
-    """Show what this machine has: GPUs, compute capability, driver, CUDA, cuDNN, Python, TensorFlow, OS."""
+    """Show what this machine has: GPUs, compute capability, driver, CUDA, cuDNN, Python, TensorFlow, PyTorch, JAX,
+    OS."""
     import json
 
     from stackresolve.detect import render_text

@@ -1,4 +1,5 @@
-"""Detection of the machine: GPUs, compute capability, driver, CUDA toolkits, cuDNN, Python, TensorFlow, OS.
+"""Detection of the machine: GPUs, compute capability, driver, CUDA toolkits, cuDNN, Python, TensorFlow, PyTorch,
+JAX, OS.
 
     from stackresolve.detect import detect_machine, render_text
     m = detect_machine()                 # Machine (frozen dataclass)
