@@ -124,7 +124,7 @@ def test_library_table_is_unique_and_versioned(knowledge):
         (lambda d: d["error"][0].update(fix="Install CUDA {wanted_gpus}"), "wanted_gpus"),
         (lambda d: d["error"][0].update(causes=[]), "causes"),
         (lambda d: d["error"][0].update(spelling="oops"), "unknown keys"),
-        (lambda d: d["error"][0].update(pattern="(?P<wanted_gpu>x)", example="x"), "unknown component"),
+        (lambda d: d["error"][0].update(pattern="(?P<wanted_gpus>x)", example="x"), "unknown component"),
         (lambda d: d["error"][0].update(category="harmless"), "requires severity `info`"),
     ],
 )
