@@ -204,7 +204,7 @@ def test_library_names_narrow_each_other(knowledge):
             "tensorflow.python.framework.errors_impl.InternalError: cudaGetDevice() failed. Status: CUDA driver version is insufficient for CUDA runtime version",
             "cudagetdevice-driver-insufficient", "driver-too-old", {}, {},
         ),
-        ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "no-kernel-image", "no-kernel-for-gpu", {}, {}),
+        ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "torch-no-kernel-image", "no-kernel-for-gpu", {}, {}),
         ("CUDA_ERROR_NO_BINARY_FOR_GPU", "cuda-error-no-binary-for-gpu", "no-kernel-for-gpu", {}, {}),
         (
             "TensorFlow was not built with CUDA kernel binaries compatible with compute capability 8.6. CUDA kernels will be jit-compiled from PTX, which could take 30 minutes or longer.",

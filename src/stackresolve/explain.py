@@ -498,7 +498,9 @@ def library_candidates(names: Iterable[str], libraries: Sequence[LibraryName]) -
 def _extract(scan: _Text, hints: Sequence[VersionHint], libraries: Sequence[LibraryName]) -> dict[str, tuple[str, ...]]:
     seen: dict[str, list[str]] = {}
     for hint in hints:
-        for m in scan.finditer(hint.regex):
+        # a hint with a fixed value says the same thing however often it matches: its first match will do
+        found = (m for m in [scan.search(hint.regex)] if m) if hint.value else scan.finditer(hint.regex)
+        for m in found:
             if hint.value:
                 value = hint.value
             else:
@@ -663,6 +665,9 @@ def _match_error(
             found[key] = values[0]
 
     values = dict(groups)
+    for name, value in groups.items():  # name__2: the same name in another alternative of the pattern
+        if "__" in name:
+            values.setdefault(name.split("__", 1)[0], value)
     values.update(_seen_values(versions_seen))
     named = frameworks_seen(versions_seen)
     if len(named) == 1:
@@ -1164,6 +1169,8 @@ def fix_request(
             _add(pins, pin)
 
     # -- the framework's own versions, and the GPU architecture a PyTorch build lacks ---------------------
+    if not problems and not overrides.tf:  # nothing to fix: the request names no framework either
+        framework = None
     framework_version = variant = jaxlib = None
     if framework == "tensorflow":
         framework_version = tf_log
