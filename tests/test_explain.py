@@ -124,7 +124,7 @@ def test_library_table_is_unique_and_versioned(knowledge):
         (lambda d: d["error"][0].update(fix="Install CUDA {wanted_gpus}"), "wanted_gpus"),
         (lambda d: d["error"][0].update(causes=[]), "causes"),
         (lambda d: d["error"][0].update(spelling="oops"), "unknown keys"),
-        (lambda d: d["error"][0].update(pattern="(?P<wanted_gpu>x)", example="x"), "unknown component"),
+        (lambda d: d["error"][0].update(pattern="(?P<wanted_gpus>x)", example="x"), "unknown component"),
         (lambda d: d["error"][0].update(category="harmless"), "requires severity `info`"),
     ],
 )
@@ -204,7 +204,7 @@ def test_library_names_narrow_each_other(knowledge):
             "tensorflow.python.framework.errors_impl.InternalError: cudaGetDevice() failed. Status: CUDA driver version is insufficient for CUDA runtime version",
             "cudagetdevice-driver-insufficient", "driver-too-old", {}, {},
         ),
-        ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "no-kernel-image", "no-kernel-for-gpu", {}, {}),
+        ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "torch-no-kernel-image", "no-kernel-for-gpu", {}, {}),
         ("CUDA_ERROR_NO_BINARY_FOR_GPU", "cuda-error-no-binary-for-gpu", "no-kernel-for-gpu", {}, {}),
         (
             "TensorFlow was not built with CUDA kernel binaries compatible with compute capability 8.6. CUDA kernels will be jit-compiled from PTX, which could take 30 minutes or longer.",

@@ -28,7 +28,9 @@ else:  # pragma: no cover
 CORPUS = Path(__file__).resolve().parent / "fixtures" / "errors" / "real"
 SOURCE_LINE = re.compile(r"^# source: (https://github\.com/\S+)$")
 TARGET_SHARE = 0.90
-REQUEST_FIELDS = ("tf", "tf_candidates", "os", "python", "cuda", "cudnn", "driver", "gpu", "compute_capability", "pins")
+REQUEST_FIELDS = ("tf", "tf_candidates", "os", "python", "cuda", "cudnn", "driver", "gpu", "compute_capability", "pins",
+                  "framework", "framework_version", "variant", "jaxlib", "sm", "supported_sms")
+SETUP_FIELDS = {"os", "tf", "cuda", "cudnn", "gpu", "python"}  # and, for PyTorch and JAX reports, "framework"
 
 
 @lru_cache(maxsize=1)
@@ -115,7 +117,7 @@ def test_every_log_is_indexed_with_its_provenance():
     assert len(logs) >= 40
     for report in reports():
         report_text(report)  # the source line matches the url
-        assert set(report["setup"]) == {"os", "tf", "cuda", "cudnn", "gpu", "python"}, report["file"]
+        assert set(report["setup"]) - {"framework"} == SETUP_FIELDS, report["file"]
         assert report["category"], report["file"]
         if report["certain"]:
             for key in ("expert_fix", "quote", "quote_by"):

@@ -195,6 +195,7 @@ def test_requested_stack_is_the_fix_request_as_a_dict(errors, kb):
     json.dumps(requested)
     # without the knowledge base it still reads the log alone, as before
     assert requested_stack(explanation) == {"tf": "2.9.1", "os": "windows", "cuda": "11.x", "tf_candidates": ["2.9"],
+                                            "framework": "tensorflow", "framework_version": "2.9.1",
                                             "evidence": ["OS windows: from the paths and library file names in the log",
                                                          "TensorFlow 2.9.1: from the log; the fix keeps it"]}
 

@@ -24,12 +24,14 @@ from packaging.version import InvalidVersion, Version
 
 from stackresolve.knowledge.errors import (
     COMPONENTS,
+    FRAMEWORK_NAMES,
     SEVERITIES,
     Cause,
     ErrorKnowledge,
     KnownError,
     LibraryName,
     VersionHint,
+    group_component,
     placeholder_regex,
 )
 
@@ -67,6 +69,7 @@ class Match:
     libraries: tuple[str, ...] = ()
     pins: tuple[str, ...] = ()
     rank: int = 50
+    framework: str = "any"  # who prints the message: tensorflow, pytorch, jax, or any
 
     def to_json_dict(self) -> dict:
         return {
@@ -85,6 +88,7 @@ class Match:
             "count": self.count,
             "libraries": list(self.libraries),
             "pins": list(self.pins),
+            "framework": self.framework,
         }
 
 
@@ -107,6 +111,11 @@ class Explanation:
     def problems(self) -> tuple[Match, ...]:
         """The matches that are not harmless noise, most serious first."""
         return tuple(m for m in self.matches if m.severity != "info")
+
+    @property
+    def framework(self) -> str | None:
+        """The framework the text comes from (tensorflow, pytorch, jax), None when it does not say."""
+        return log_framework(self)
 
     def to_json_dict(self) -> dict:
         return {
@@ -373,11 +382,23 @@ def normalize_version(component: str, value: str) -> str:
     if component == "gpu":  # a name; nvidia-smi marks one it cut short with "..."
         return value
     value = value.rstrip(".")
-    if component == "cudnn" and value.isdigit() and len(value) in (4, 5):
+    if component == "cudnn" and value.isdigit() and len(value) == 4:  # cuDNN <= 8: major*1000 + minor*100 + patch
         n = int(value)
         return f"{n // 1000}.{(n % 1000) // 100}.{n % 100}"
+    if component == "cudnn" and value.isdigit() and len(value) == 5:  # cuDNN >= 9: major*10000 + minor*100 + patch
+        n = int(value)
+        return f"{n // 10000}.{(n % 10000) // 100}.{n % 100}"
+    if component in ("cuda", "driver_cuda") and value.isdigit() and len(value) in (4, 5):
+        n = int(value)  # CUDA's own integer: major*1000 + minor*10 (12080 is 12.8)
+        return f"{n // 1000}.{(n % 1000) // 10}"
     if component == "cc" and value.isdigit() and len(value) in (2, 3):
         return f"{value[:-1]}.{value[-1]}"
+    if component == "sm" and value.isdigit():
+        return f"sm_{value}"
+    if component in ("torch", "jax", "jaxlib", "jax_plugin"):
+        return value.replace("%2B", "+").replace("%2b", "+")  # a wheel's URL spells + as %2B
+    if component == "sm_supported":
+        return " ".join(value.split())
     return value
 
 
@@ -477,7 +498,9 @@ def library_candidates(names: Iterable[str], libraries: Sequence[LibraryName]) -
 def _extract(scan: _Text, hints: Sequence[VersionHint], libraries: Sequence[LibraryName]) -> dict[str, tuple[str, ...]]:
     seen: dict[str, list[str]] = {}
     for hint in hints:
-        for m in scan.finditer(hint.regex):
+        # a hint with a fixed value says the same thing however often it matches: its first match will do
+        found = (m for m in [scan.search(hint.regex)] if m) if hint.value else scan.finditer(hint.regex)
+        for m in found:
             if hint.value:
                 value = hint.value
             else:
@@ -577,6 +600,30 @@ def _seen_values(versions_seen: dict[str, tuple[str, ...]]) -> dict[str, str]:
     return out
 
 
+def frameworks_seen(versions_seen: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The frameworks a text shows: their paths, imports and names ("framework" hints), and their
+    versions (torch, jax/jaxlib, tf), in the order tensorflow, pytorch, jax."""
+    named = set(versions_seen.get("framework", ()))
+    if versions_seen.get("torch"):
+        named.add("pytorch")
+    if versions_seen.get("jax") or versions_seen.get("jaxlib"):
+        named.add("jax")
+    if versions_seen.get("tf"):
+        named.add("tensorflow")
+    return tuple(f for f in FRAMEWORK_NAMES if f in named)
+
+
+def log_framework(explanation: Explanation) -> str | None:
+    """The framework a log comes from. A message only one framework prints says it (the most serious
+    such problem first), unless the text shows one other framework alone and a problem of that one too;
+    without such a message, the one framework the text shows; None when it shows none or several."""
+    specific = [m.framework for m in explanation.problems if m.framework in FRAMEWORK_NAMES]
+    seen = frameworks_seen(explanation.versions_seen)
+    if len(seen) == 1 and (not specific or seen[0] in specific):
+        return seen[0]
+    return specific[0] if specific else None
+
+
 def _match_error(
     error: KnownError,
     scan: _Text,
@@ -601,8 +648,8 @@ def _match_error(
     wanted: dict[str, str] = {}
     found: dict[str, str] = {}
     for name, value in groups.items():
-        role, _, component = name.partition("_")
-        if role in ("wanted", "found") and component in COMPONENTS:
+        role, component = group_component(name)
+        if role in ("wanted", "found") and component in COMPONENTS and component not in (wanted if role == "wanted" else found):
             (wanted if role == "wanted" else found)[component] = normalize_version(component, value)
 
     for component, candidates in library_candidates(libs, libraries).items():
@@ -618,7 +665,13 @@ def _match_error(
             found[key] = values[0]
 
     values = dict(groups)
+    for name, value in groups.items():  # name__2: the same name in another alternative of the pattern
+        if "__" in name:
+            values.setdefault(name.split("__", 1)[0], value)
     values.update(_seen_values(versions_seen))
+    named = frameworks_seen(versions_seen)
+    if len(named) == 1:
+        values["framework_name"] = FRAMEWORK_NAMES[named[0]]
     for role, known in (("wanted", wanted), ("found", found)):
         for component, value in known.items():
             values[f"{role}_{component}"] = value.replace("|", " or ")
@@ -653,6 +706,7 @@ def _match_error(
         libraries=tuple(libs),
         pins=error.pins,
         rank=error.rank,
+        framework=error.framework,
     )
 
 
@@ -754,6 +808,16 @@ class FixRequest:
     pins: tuple[str, ...] = ()
     evidence: tuple[str, ...] = ()
     tensorrt: str | None = None
+    # the framework the log comes from (tensorflow, pytorch, jax) and its version as the log shows it
+    # (the fix request's own TensorFlow stays in `tf`); for PyTorch the build variant of a local version
+    # label (2.5.1+cu124: "cu124"), for JAX the jaxlib version and its variant (cuda12.cudnn89); the
+    # GPU's architecture and the architectures the installed build has code for (PyTorch's warning)
+    framework: str | None = None
+    framework_version: str | None = None
+    variant: str | None = None
+    jaxlib: str | None = None
+    sm: str | None = None
+    supported_sms: tuple[str, ...] = ()
 
     def to_json_dict(self) -> dict:
         """The "requested" object of the explain JSON: only the fields that have a value."""
@@ -766,6 +830,12 @@ class FixRequest:
             out["tf_candidates"] = list(self.tf_candidates)
         if self.pins:
             out["pins"] = list(self.pins)
+        for key in ("framework", "framework_version", "variant", "jaxlib", "sm"):
+            value = getattr(self, key)
+            if value:
+                out[key] = value
+        if self.supported_sms:
+            out["supported_sms"] = list(self.supported_sms)
         if self.evidence:
             out["evidence"] = list(self.evidence)
         return out
@@ -896,10 +966,14 @@ def fix_request(
     elif os_log:
         evidence.append(f"OS {os_log}: from the paths and library file names in the log")
 
+    # -- the framework: a PyTorch or JAX log asks nothing of TensorFlow ------------------------------
+    framework = "tensorflow" if overrides.tf else log_framework(explanation)
+    tf_world = framework in (None, "tensorflow")
+
     # -- TensorFlow in the log ---------------------------------------------------------------------
-    tf_values = list(seen.get("tf", ()))
+    tf_values = list(seen.get("tf", ())) if tf_world else []
     for m in explanation.matches:
-        if "tf" in m.found and _version(m.found["tf"]) is not None:
+        if tf_world and "tf" in m.found and _version(m.found["tf"]) is not None:
             tf_values.append(m.found["tf"])
     path_lines = [v for v in tf_values if "|" in v]  # tensorflow_core in a path: one of 1.15, 2.0, 2.1
     exact = _dedupe_versions(v for v in tf_values if "|" not in v)
@@ -943,7 +1017,7 @@ def fix_request(
         return out
 
     candidates: list[str] = []
-    if tf is None and (lib_cuda or lib_cudnn):
+    if tf is None and tf_world and (lib_cuda or lib_cudnn):
         rows = [b for b in gpu_rows if os_name is None or b.os == row_os]
         fitting = rows_fitting(rows)
         candidates = sorted({b.line for b in fitting}, key=_line_key)
@@ -971,7 +1045,7 @@ def fix_request(
     tf_changed = False
     cc_values = [m.found["cc"] for m in explanation.matches if "cc" in m.found] or list(seen.get("cc", ()))
     cc = _single(tuple(dict.fromkeys(cc_values)))
-    if top is not None and top.category in ("no-kernel-for-gpu", "ptx-jit-slow") and cc and compiled_archs:
+    if tf_world and top is not None and top.category in ("no-kernel-for-gpu", "ptx-jit-slow") and cc and compiled_archs:
         with_code = _lines_with_code(compiled_archs, cc, os_name)
         user_line = _major_minor(tf) if tf else (candidates[-1] if candidates else None)
         choice = None
@@ -1076,6 +1150,8 @@ def fix_request(
         evidence.append(f"driver {driver_log}: from the log")
 
     gpus = [g for g in seen.get("gpu", ()) if not g.endswith("...")]
+    if not gpus:  # a GPU named by the message itself (PyTorch's capability warning)
+        gpus = list(dict.fromkeys(m.found["gpu"] for m in explanation.matches if m.found.get("gpu")))
     gpu_log = _single(gpus)
     gpu = gpu_log
     if overrides.gpu:
@@ -1092,6 +1168,31 @@ def fix_request(
         for pin in m.pins:
             _add(pins, pin)
 
+    # -- the framework's own versions, and the GPU architecture a PyTorch build lacks ---------------------
+    if not problems and not overrides.tf:  # nothing to fix: the request names no framework either
+        framework = None
+    framework_version = variant = jaxlib = None
+    if framework == "tensorflow":
+        framework_version = tf_log
+    elif framework == "pytorch":
+        framework_version, variant = _framework_version(seen, explanation, "torch")
+    elif framework == "jax":
+        framework_version, _ = _framework_version(seen, explanation, "jax")
+        jaxlib, variant = _framework_version(seen, explanation, "jaxlib")
+    if framework in ("pytorch", "jax"):
+        name = FRAMEWORK_NAMES[framework]
+        if framework_version:
+            evidence.append(f"{name} {framework_version}{'+' + variant if variant and not jaxlib else ''}: from the log")
+        if jaxlib:
+            evidence.append(f"jaxlib {jaxlib}{'+' + variant if variant else ''}: from the log")
+        if not framework_version and not jaxlib:
+            evidence.append(f"{name}: from the messages and paths in the log (no version shown)")
+    sm = next((m.found["sm"] for m in explanation.matches if m.found.get("sm")), None)
+    supported_sms = next((tuple(m.found["sm_supported"].split()) for m in explanation.matches
+                          if m.found.get("sm_supported")), ())
+    if sm and supported_sms:
+        evidence.append(f"the GPU is {sm}; the installed build has code for {' '.join(supported_sms)} only")
+
     tf_candidates = tuple(candidates) if candidates else ((_major_minor(tf),) if tf else ())
     return FixRequest(
         tf=tf,
@@ -1106,7 +1207,29 @@ def fix_request(
         pins=tuple(pins),
         evidence=tuple(evidence),
         tensorrt=tensorrt,
+        framework=framework,
+        framework_version=framework_version,
+        variant=variant,
+        jaxlib=jaxlib,
+        sm=sm,
+        supported_sms=supported_sms,
     )
+
+
+def _framework_version(seen: dict[str, tuple[str, ...]], explanation: Explanation, key: str) -> tuple[str | None, str | None]:
+    """The one version of a framework package the log shows (2.5.1+cu124 and 2.5.1 are one), split into
+    the public version and the local label of its build variant: ("2.5.1", "cu124"); (None, None) when
+    the log shows none or several."""
+    values = list(seen.get(key, ()))
+    values += [m.found[key] for m in explanation.matches if m.found.get(key)]
+    parsed = [(v, _version(v)) for v in dict.fromkeys(values)]
+    parsed = [(v, p) for v, p in parsed if p is not None]
+    publics = _dedupe_versions(p.public for _, p in parsed)
+    if len(publics) != 1:
+        return None, None
+    public = publics[0]
+    local = next((p.local for _, p in parsed if p.local and p.public == public), None)
+    return public, local
 
 
 def requested_stack(
@@ -1142,6 +1265,13 @@ _LABELS = {
     "keras": "Keras",
     "gpu": "GPU",
     "os": "OS",
+    "torch": "PyTorch",
+    "jax": "JAX",
+    "jaxlib": "jaxlib",
+    "jax_plugin": "JAX CUDA plugin",
+    "sm": "GPU architecture",
+    "sm_supported": "architectures of the installed build",
+    "framework": "framework",
 }
 
 
@@ -1191,13 +1321,23 @@ def render_text(explanation: Explanation, fix: FixRequest | None = None) -> str:
     if fix is not None and explanation.has_problem:
         request = fix.to_json_dict()
         request.pop("evidence", None)
-        if request:
+        # the framework is said once, by name: TensorFlow's own version is the `tf` entry
+        for key in ("framework", "framework_version", "variant", "jaxlib", "supported_sms"):
+            request.pop(key, None)
+        parts: list[str] = []
+        if fix.framework in ("pytorch", "jax"):
+            version = f" {fix.framework_version}" if fix.framework_version else ""
+            variant = f" ({fix.variant})" if fix.variant and not fix.jaxlib else ""
+            parts.append(f"{FRAMEWORK_NAMES[fix.framework]}{version}{variant}")
+            if fix.jaxlib:
+                parts.append(f"jaxlib {fix.jaxlib}" + (f" ({fix.variant})" if fix.variant else ""))
+        if request or parts:
             lines.append("")
             if "tf" in request:
                 request.pop("tf_candidates", None)
-            lines.append("The fix asks for: " + "; ".join(
-                f"{_label(k) if k != 'tf_candidates' else 'one of the TensorFlow lines'} "
-                f"{', '.join(v) if isinstance(v, list) else v}" for k, v in request.items()))
+            parts += [f"{_label(k) if k != 'tf_candidates' else 'one of the TensorFlow lines'} "
+                      f"{', '.join(v) if isinstance(v, list) else v}" for k, v in request.items()]
+            lines.append("The fix asks for: " + "; ".join(parts))
             for why in fix.evidence:
                 lines.append(f"   - {why}")
     return "\n".join(lines) + "\n"

@@ -33,7 +33,13 @@ CATEGORIES = (
     "other",
     "keras3-legacy-model",
     "no-matching-distribution",
+    "cpu-only-build",
+    "package-version-mismatch",
 )
+# Who prints a message (and whose explanation a record gives): "any" for messages of CUDA, cuDNN, the
+# dynamic loader, XLA's shared runtime or a Python package, whatever framework runs them.
+FRAMEWORKS = ("tensorflow", "pytorch", "jax", "any")
+FRAMEWORK_NAMES = {"tensorflow": "TensorFlow", "pytorch": "PyTorch", "jax": "JAX"}
 from stackresolve.model.finding import SEVERITIES  # noqa: E402 (most serious first)
 # What a version can be about: the suffix of wanted_*/found_* groups, and the keys of versions_seen.
 COMPONENTS = (
@@ -49,8 +55,15 @@ COMPONENTS = (
     "h5py",
     "tensorrt",
     "keras",
+    "torch",
+    "jax",
+    "jaxlib",
+    "jax_plugin",
+    "sm",
+    "sm_supported",
+    "gpu",
 )
-HINT_KEYS = COMPONENTS + ("gpu", "os")
+HINT_KEYS = COMPONENTS + ("os", "framework")
 LIBRARY_COMPONENTS = ("cuda", "cudnn", "tensorrt", "driver")
 DEFAULT_RANK = 50
 
@@ -73,6 +86,13 @@ def placeholder_regex() -> re.Pattern[str]:
     return _regex(_PLACEHOLDER)
 
 
+def group_component(name: str) -> tuple[str, str]:
+    """(role, component) of a named group: wanted_cudnn -> ("wanted", "cudnn"). A suffix `__N` lets one
+    pattern name the same component in several alternatives (found_cudnn__2 is found_cudnn)."""
+    role, _, component = name.partition("_")
+    return role, component.split("__", 1)[0]
+
+
 def seen_placeholders() -> set[str]:
     """seen_<key>: the one value the whole text shows for a version_hint key (or <component>_from_libraries)."""
     keys = set(HINT_KEYS) | {f"{c}_from_libraries" for c in LIBRARY_COMPONENTS}
@@ -80,7 +100,7 @@ def seen_placeholders() -> set[str]:
 
 
 _ERROR_KEYS = {
-    "code", "category", "severity", "rank", "pattern", "example", "meaning", "causes", "fix",
+    "code", "category", "framework", "severity", "rank", "pattern", "example", "meaning", "causes", "fix",
     "context", "pins", "source", "note", "wanted", "found",
 }
 _LIBRARY_KEYS = {"names", "component", "versions", "source", "note"}
@@ -121,6 +141,7 @@ class KnownError:
     # Rendered like the texts; an entry whose placeholders have no value is left out.
     wanted: tuple[tuple[str, str], ...] = ()
     found: tuple[tuple[str, str], ...] = ()
+    framework: str = "any"  # one of FRAMEWORKS: who prints the message
 
 
 @dataclass(frozen=True)
@@ -270,6 +291,9 @@ def _parse_error(record: Any, index: int) -> KnownError:
         raise _fail(where, f"severity {severity!r} is not one of {', '.join(SEVERITIES)}")
     if category == "harmless" and severity != "info":
         raise _fail(where, "category `harmless` requires severity `info`")
+    framework = _text(record, "framework", where)
+    if framework not in FRAMEWORKS:
+        raise _fail(where, f"framework {framework!r} is not one of {', '.join(FRAMEWORKS)}")
     rank = record.get("rank", DEFAULT_RANK)
     if not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank <= 100:
         raise _fail(where, f"`rank` must be an integer 0-100, got {rank!r}")
@@ -277,7 +301,7 @@ def _parse_error(record: Any, index: int) -> KnownError:
     pattern = _text(record, "pattern", where)
     regex = _compile(pattern, where)
     for group in regex.groupindex:
-        role, _, component = group.partition("_")
+        role, component = group_component(group)
         if role in ("wanted", "found") and component not in COMPONENTS:
             raise _fail(where, f"group {group!r}: unknown component {component!r} (one of {', '.join(COMPONENTS)})")
     example = _text(record, "example", where)
@@ -296,7 +320,7 @@ def _parse_error(record: Any, index: int) -> KnownError:
     wanted = _version_table(record, "wanted", where)
     found = _version_table(record, "found", where)
 
-    allowed = set(regex.groupindex) | {"libs"} | seen_placeholders()
+    allowed = set(regex.groupindex) | {"libs", "framework_name"} | seen_placeholders()
     allowed |= {f"{role}_{c}" for role in ("wanted", "found") for c in COMPONENTS}
     _check_placeholders(meaning, allowed, where, "meaning")
     _check_placeholders(fix, allowed, where, "fix")
@@ -323,6 +347,7 @@ def _parse_error(record: Any, index: int) -> KnownError:
         note=_text(record, "note", where, required=False),
         wanted=wanted,
         found=found,
+        framework=framework,
     )
 
 
