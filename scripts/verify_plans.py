@@ -19,7 +19,7 @@ For each target (TensorFlow line, OS linux, Python X.Y) the script
 3. runs a smoke test in the venv, on the CPU, one fresh interpreter per step: import tensorflow; a tiny Keras
    model fit (1 epoch, random data); `.h5` save and reload; SavedModel save and load; a tf.Session run (TF 1.x)
    or a tf.summary write (TF 2.x); then the checks behind pitfalls.toml's records: an LSTM, AutoGraph, the
-   TensorBoard entry point, and a tf.Module holding a dict (TF 2.x);
+   TensorBoard entry point and server, a tf.Module holding a dict (TF 2.x), a tf.estimator training step;
 4. appends one record per run to constraints/verified_installs.toml (its header documents the shape) and deletes
    the venv.
 
@@ -85,9 +85,10 @@ KEY_PACKAGES: tuple[str, ...] = (
     "pip", "tensorflow-io-gcs-filesystem", "termcolor", "absl-py",
 )
 
-# Releases TensorFlow's metadata pins that exist only as pure-Python sdists (gast 0.2.2, termcolor 1.1.0, clang 5.0;
-# wrapt 1.12.1 falls back to pure Python without a compiler): building them is quick and needs no compiler.
-PURE_SDISTS = frozenset({"gast", "termcolor", "clang", "wrapt"})
+# Releases TensorFlow's metadata pins that exist only as pure-Python sdists (gast 0.2.2, termcolor 1.1.0, clang 5.0,
+# html5lib 0.9999999 for TensorBoard 1.x; wrapt 1.12.1 falls back to pure Python without a compiler): building them
+# is quick and needs no compiler.
+PURE_SDISTS = frozenset({"gast", "termcolor", "clang", "wrapt", "html5lib"})
 
 TIMEOUTS = {"plan": 120, "venv": 300, "pip_upgrade": 600, "install": 2400, "freeze": 180, "step": 600}
 
@@ -227,9 +228,22 @@ def parse_freeze(text: str) -> dict[str, str]:
             continue
         name, op, rest = m.groups()
         if op.strip() == "@":
-            rest = rest.rstrip("/").rsplit("/", 1)[-1]
+            rest = _version_from_url(rest)
         out[canonicalize_name(name)] = rest.strip()
     return out
+
+
+def _version_from_url(url: str) -> str:
+    """The version in a direct URL's file name (a wheel or an sdist), else the file name itself."""
+    from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+
+    name = url.split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    try:
+        if name.endswith(".whl"):
+            return str(parse_wheel_filename(name)[1])
+        return str(parse_sdist_filename(name)[1])
+    except (InvalidWheelFilename, InvalidSdistFilename):
+        return name
 
 
 def key_packages(installed: dict[str, str]) -> dict[str, str]:
@@ -287,9 +301,13 @@ def error_text(proc: Proc, limit: int = 600) -> str:
     if proc.rc == -1:
         return f"timed out after {proc.seconds:.0f} s"
     lines = [ln.rstrip() for ln in (proc.err + "\n" + proc.out).splitlines() if ln.strip()]
-    excs = [i for i, ln in enumerate(lines) if _EXC_LINE.match(ln) and "Warning" not in ln.split(":")[0]]
+    err_lines = [ln.rstrip() for ln in proc.err.splitlines() if ln.strip()]
+    excs = [i for i, ln in enumerate(err_lines) if _EXC_LINE.match(ln) and "Warning" not in ln.split(":")[0]]
     if excs:
-        text = lines[excs[-1]]
+        lines = err_lines  # the exception line and up to two continuation lines of its message
+        i = excs[-1]
+        tail = [ln.strip() for ln in lines[i + 1:i + 3] if not ln.startswith(("Traceback", "  File "))]
+        text = " ".join([lines[i].strip()] + tail)
     else:
         errors = [ln.strip() for ln in lines if re.search(r"\berror\b|could not|no matching", ln, re.I)]
         text = " | ".join(errors[-4:] if errors else lines[-3:])
@@ -356,13 +374,13 @@ X = np.random.rand(32, 3).astype("float32")
 Y = np.random.rand(32, 1).astype("float32")
 NA = 3  # exit status: the step does not apply to this release
 
-def model():
+def model():  # tf.keras.models.Sequential: TF 1.4's tf.keras has no top-level Sequential
     L = tf.keras.layers
     if KERAS3:
         layers = [tf.keras.Input(shape=(3,)), L.Dense(4, activation="relu")]
     else:
         layers = [L.Dense(4, activation="relu", input_shape=(3,))]
-    m = tf.keras.Sequential(layers + [L.Dense(1)])
+    m = tf.keras.models.Sequential(layers + [L.Dense(1)])
     m.compile(optimizer="adam", loss="mean_squared_error")
     return m
 
@@ -414,7 +432,12 @@ else:
         y = tf.identity(tf.matmul(x, w), name="y")
         with tf.Session(graph=g) as s:
             s.run(tf.global_variables_initializer())
-            tf.saved_model.simple_save(s, d, inputs={"x": x}, outputs={"y": y})
+            # what simple_save (TF >= 1.6) does, spelled out so that TF 1.0-1.5 run it too
+            sig = tf.saved_model.signature_def_utils.predict_signature_def(inputs={"x": x}, outputs={"y": y})
+            b = tf.saved_model.builder.SavedModelBuilder(d)
+            b.add_meta_graph_and_variables(s, [tf.saved_model.tag_constants.SERVING],
+                                           signature_def_map={"serving_default": sig})
+            b.save()
     with tf.Graph().as_default() as g2:
         with tf.Session(graph=g2) as s:
             tf.saved_model.loader.load(s, [tf.saved_model.tag_constants.SERVING], d)
@@ -444,7 +467,7 @@ assert files and os.path.getsize(files[0]) > 0, "no event file written"
     "lstm": r'''
 L = tf.keras.layers
 head = [tf.keras.Input(shape=(5, 3)), L.LSTM(4)] if KERAS3 else [L.LSTM(4, input_shape=(5, 3))]
-m = tf.keras.Sequential(head + [L.Dense(1)])
+m = tf.keras.models.Sequential(head + [L.Dense(1)])
 m.compile(optimizer="adam", loss="mean_squared_error")
 m.fit(np.random.rand(8, 5, 3).astype("float32"), np.random.rand(8, 1).astype("float32"), epochs=1, verbose=0)
 ''',
@@ -474,7 +497,36 @@ try:
     import tensorboard
 except ImportError:
     sys.exit(NA)
-from tensorboard import main
+from tensorboard import main  # what the `tensorboard` command runs first
+from tensorboard import program
+if hasattr(program.TensorBoard, "launch"):  # TensorBoard >= 1.12: start the server on this venv's TF and ask it
+    import json
+    try:
+        from urllib.request import urlopen
+    except ImportError:
+        from urllib2 import urlopen
+    if TF2:
+        w = tf.summary.create_file_writer(os.path.join(TMP, "run1"))
+        with w.as_default():
+            tf.summary.scalar("loss", 0.5, step=1)
+        w.flush()
+    tb = program.TensorBoard()
+    tb.configure(argv=[None, "--logdir", TMP, "--port", "0", "--host", "127.0.0.1"])
+    url = tb.launch()
+    runs = json.loads(urlopen(url.rstrip("/") + "/data/runs", timeout=60).read().decode("utf-8"))
+    assert not TF2 or runs == ["run1"], runs
+    sys.stdout.flush()
+    os._exit(0)  # the server thread would keep the interpreter alive
+''',
+    "estimator": r'''
+try:
+    est = tf.estimator
+    est.LinearRegressor
+except AttributeError:  # TF >= 2.16 has no tf.estimator
+    sys.exit(NA)
+e = est.LinearRegressor(feature_columns=[tf.feature_column.numeric_column("x", shape=(3,))],
+                        model_dir=os.path.join(TMP, "est"))
+e.train(lambda: tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(8), steps=2)
 ''',
     "module_dict": r'''
 if not TF2:
@@ -750,10 +802,11 @@ HEADER = """\
 #   error = ""
 #
 # The smoke test runs on the CPU, each step in a fresh interpreter: import; keras_fit (1 epoch, random data);
-# h5_save_load; savedmodel (TF 2: a tf.Module around the model, tf.saved_model.save/load; TF 1: simple_save and
+# h5_save_load; savedmodel (TF 2: a tf.Module around the model, tf.saved_model.save/load; TF 1: SavedModelBuilder and
 # loader.load in a tf.Session); session_run (TF 1) or summary_write (TF 2); then lstm, autograph, tensorboard
-# (`from tensorboard import main`) and module_dict (TF 2: a tf.Module holding a dict, inside and passed to
-# tf.function), the failures pitfalls.toml's records describe.
+# (`from tensorboard import main`; from TensorBoard 1.12 the server is started on the venv's TF and asked for its
+# runs), module_dict (TF 2: a tf.Module holding a dict, inside and passed to tf.function) and estimator (a
+# LinearRegressor trained 2 steps, where tf.estimator exists): the failures pitfalls.toml's records describe.
 """
 
 
