@@ -14,8 +14,10 @@ For each target (TensorFlow line, OS linux, Python X.Y) the script
 1. runs the installed CLI: `stackresolve plan --no-detect --tf X --os linux --python P --format pip [--cpu]`;
 2. creates a fresh venv with that CPython and installs the requirements exactly as the plan's own instruction
    line says (`pythonX.Y -m venv .venv && .venv/bin/python -m pip install -r requirements.txt`, with the paths
-   made concrete). When that install fails, it records the failure and runs the target again with the fix a user
-   would apply (upgrade the venv's pip first, to the newest release that still supports that Python);
+   made concrete). When that install fails, or pip had to compile packages from sdists (an old venv pip that does
+   not know today's manylinux tags: Python 3.6's pip 18.1 builds grpcio from source), it records that run and runs
+   the target again with the fix a user would apply (upgrade the venv's pip first, to the newest release that still
+   supports that Python);
 3. runs a smoke test in the venv, on the CPU, one fresh interpreter per step: import tensorflow; a tiny Keras
    model fit (1 epoch, random data); `.h5` save and reload; SavedModel save and load; a tf.Session run (TF 1.x)
    or a tf.summary write (TF 2.x); then the checks behind pitfalls.toml's records: an LSTM, AutoGraph, the
@@ -27,9 +29,9 @@ pip runs with the package index from pip's own configuration (`stackresolve.inde
 pip's config files, else pip's default), and with nothing else from this machine's pip settings:
 PIP_CONFIG_FILE is the null device (no config file is read: no machine-wide constraint files, find-links or
 extra indexes), every other PIP_* variable is removed except PIP_CERT / PIP_DEFAULT_TIMEOUT (TLS trust and
-patience, which do not change what is resolved), and PIP_CONSTRAINT is set empty. The HTTP/wheel cache is a
-folder of this script's own (`--cache-dir`, deleted at the end unless given), so the runs of one invocation
-download each wheel once. Every subprocess has a timeout.
+patience, which do not change what is resolved), and PIP_CONSTRAINT is set empty. pip's cache is a folder of
+this script's own (`--cache-dir`, deleted at the end unless given), never the user's. Every subprocess has a
+timeout; a venv is deleted once its run is recorded (`--keep-venvs` keeps them).
 
 Needs Python >= 3.10 with `packaging` (the project's venv has it), the CPython versions of the targets (looked up
 as $PYENV_ROOT/versions/X.Y.*/bin/python, then `pythonX.Y` on PATH, or given with --interpreter X.Y=PATH).
@@ -216,8 +218,8 @@ _FREEZE_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*(==|=
 
 
 def parse_freeze(text: str) -> dict[str, str]:
-    """`pip freeze --all` output -> {canonical name: version}. Direct-URL lines (`name @ url`) keep the URL's
-    last path segment as the version; editable lines and comments are skipped."""
+    """`pip freeze --all` output -> {canonical name: version}. Direct-URL lines (`name @ url`) take the version
+    from the file name in the URL; editable lines and comments are skipped."""
     out = {}
     for raw in text.splitlines():
         line = raw.strip()
@@ -296,18 +298,21 @@ def scrub(text: str) -> str:
 
 
 def error_text(proc: Proc, limit: int = 600) -> str:
-    """The informative part of a failed command's output: a traceback's exception line (with the line before it
-    when that is a continuation), else pip's ERROR lines, else the last lines."""
+    """The informative part of a failed command's output: a traceback's last exception line on stderr (with up to
+    two indented continuation lines of its message), else pip's ERROR lines, else the last lines. No URL host."""
     if proc.rc == -1:
         return f"timed out after {proc.seconds:.0f} s"
     lines = [ln.rstrip() for ln in (proc.err + "\n" + proc.out).splitlines() if ln.strip()]
     err_lines = [ln.rstrip() for ln in proc.err.splitlines() if ln.strip()]
     excs = [i for i, ln in enumerate(err_lines) if _EXC_LINE.match(ln) and "Warning" not in ln.split(":")[0]]
     if excs:
-        lines = err_lines  # the exception line and up to two continuation lines of its message
         i = excs[-1]
-        tail = [ln.strip() for ln in lines[i + 1:i + 3] if not ln.startswith(("Traceback", "  File "))]
-        text = " ".join([lines[i].strip()] + tail)
+        tail = []
+        for ln in err_lines[i + 1:i + 3]:
+            if not ln[:1].isspace() or ln.lstrip().startswith("File "):
+                break
+            tail.append(ln.strip())
+        text = " ".join([err_lines[i].strip()] + tail)
     else:
         errors = [ln.strip() for ln in lines if re.search(r"\berror\b|could not|no matching", ln, re.I)]
         text = " | ".join(errors[-4:] if errors else lines[-3:])
@@ -315,8 +320,8 @@ def error_text(proc: Proc, limit: int = 600) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-_BUILD_LINE = re.compile(r"(?:Building wheels? for|Running setup\.py (?:install|bdist_wheel) for|"
-                         r"Building wheel for) ([A-Za-z0-9][A-Za-z0-9._-]*)")
+_BUILD_LINE = re.compile(r"(?:Building wheels? for|Running setup\.py (?:install|bdist_wheel) for) "
+                         r"([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 def built_from_source(pip_output: str) -> list[str]:

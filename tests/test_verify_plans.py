@@ -242,6 +242,11 @@ def test_error_text_keeps_the_exception_line_and_no_hosts():
     assert "No matching distribution found for tensorflow==1.8.0" in text
     assert "index.invalid" not in text and "<host>/simple/pip/" in text
     assert vp.error_text(vp.Proc(-1, "", "", 600.0)) == "timed out after 600 s"
+    multi = vp.Proc(1, "printed on stdout\n", "Traceback (most recent call last):\n  File \"x.py\", line 1\n"
+                    "TypeError: Unable to convert function return value to a Python type! The signature was\n"
+                    "\t() -> handle\n", 1.0)
+    assert vp.error_text(multi) == ("TypeError: Unable to convert function return value to a Python type! "
+                                    "The signature was () -> handle")
 
 
 def test_every_subprocess_has_a_timeout_that_kills_it():
