@@ -504,7 +504,7 @@ except ImportError:
     sys.exit(NA)
 from tensorboard import main  # what the `tensorboard` command runs first
 from tensorboard import program
-if hasattr(program.TensorBoard, "launch"):  # TensorBoard >= 1.12: start the server on this venv's TF and ask it
+if hasattr(getattr(program, "TensorBoard", None), "launch"):  # TensorBoard >= 1.12: start its server, ask it
     import json
     try:
         from urllib.request import urlopen
