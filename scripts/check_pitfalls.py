@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_FILE = ROOT / "constraints" / "pitfalls.toml"
 OSES = ("linux", "windows", "macos")
 FIELDS_REQUIRED = ("package", "constraint", "tf", "why", "source")
-FIELDS_OPTIONAL = ("os", "python", "note")
+FIELDS_OPTIONAL = ("os", "python", "note", "verified_by")
 _SOURCE = re.compile(r"^(https://\S+|[\w.-]+/[\w.-]+:\S+|package index /simple/[a-z0-9-]+/)")
 
 
@@ -187,6 +187,9 @@ def load_pins(path: Path) -> list[dict]:
             problems.append(f"{where}: source is not a URL, owner/repo:path@ref or 'package index /simple/NAME/ ...'")
         if rec.get("python") is not None and not isinstance(rec.get("python"), str):
             problems.append(f"{where}: `python` must be a string")
+        vb = rec.get("verified_by")
+        if vb is not None and (not isinstance(vb, list) or not vb or not all(isinstance(x, str) for x in vb)):
+            problems.append(f"{where}: `verified_by` must be a non-empty list of run ids (verified_installs.toml)")
         text = " ".join(str(v) for v in rec.values()).lower()
         if host and host in text:
             problems.append(f"{where}: names a package-index host; write 'package index /simple/NAME/' instead")
