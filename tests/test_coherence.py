@@ -62,7 +62,8 @@ def test_every_rendering_installs_the_same_stack(kb):
         requirements = [l for l in plans["pip"].splitlines() if l and not l.startswith("#")]
         if fw.requirement:
             assert requirements[0] == fw.requirement, where
-            assert f"python{py} -m venv" in plans["pip"], where
+            venv = f"py -{py} -m venv" if os_name == "windows" else f"python{py} -m venv"
+            assert venv in plans["pip"], where
 
         if stack.cuda is not None:
             cuda, cudnn = stack.cuda, stack.cudnn

@@ -1,4 +1,5 @@
-"""`stackresolve matrix`: every TensorFlow release line on one GPU and OS, resolved."""
+"""`stackresolve matrix`: every release line of a framework (TensorFlow, PyTorch, JAX) on one GPU and OS,
+resolved."""
 
 from __future__ import annotations
 
@@ -6,12 +7,11 @@ import json
 from dataclasses import dataclass, replace
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.model import cc_tuple
 from stackresolve.knowledge.rules import arch_predates, classify_support
-from stackresolve.model.enums import Os, Severity, Vendor
+from stackresolve.model.enums import Framework, Os, Severity, Vendor
 from stackresolve.request import Request
 from stackresolve.resolve import resolve
 
@@ -29,15 +29,25 @@ class Cell:
     driver_min: str | None
     reason: str
     vendor: str = "stock"
+    framework: str = "tensorflow"
+    variant: str | None = None  # PyTorch's CUDA variant; JAX's extra
+    index: str | None = None  # the index it installs from, where not the default one
 
     def to_json(self) -> dict:
-        return dict(self.__dict__)
+        doc = dict(self.__dict__)
+        doc["version"] = self.tf
+        if self.framework != Framework.TENSORFLOW.value:
+            doc["tf"] = None  # "tf" names TensorFlow's version only; "version" is every framework's
+        return doc
 
 
-def gpu_signature(kb: KnowledgeBase, line: str, gpu) -> tuple:
+def gpu_signature(kb: KnowledgeBase, line: str, gpu, framework: Framework = Framework.TENSORFLOW) -> tuple:
     """What a resolution for one release line can depend on about a GPU: its support class for the line's
     compiled code, which side of every CUDA/cuDNN architecture bound it falls on, and its driver branch limit.
-    GPUs with equal signatures get equal answers, so the matrix resolves each signature once."""
+    GPUs with equal signatures get equal answers, so the matrix resolves each signature once. (PyTorch and JAX
+    lines: the compute capability itself.)"""
+    if framework is not Framework.TENSORFLOW:
+        return (gpu.cc,)
     return kb.memo(("gpu-signature", line, gpu.cc), lambda: _gpu_signature(kb, line, gpu))
 
 
@@ -57,11 +67,11 @@ def _gpu_signature(kb: KnowledgeBase, line: str, gpu) -> tuple:
 
 def resolve_cell(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> Cell:
     # Resolved for anonymous GPUs and memoized by signature: every model of one kind shares the answer.
-    signature = tuple(gpu_signature(kb, line, g) for g in request.gpus)
-    key = ("matrix-cell", line, os_name, signature, request.cpu_only, request.driver, request.python,
-           request.arch, request.vendor, request.cudnn)
+    signature = tuple(gpu_signature(kb, line, g, request.framework) for g in request.gpus)
+    key = ("matrix-cell", request.framework, line, os_name, signature, request.cpu_only, request.driver,
+           request.python, request.arch, request.vendor, request.cudnn, request.apple_gpu)
     cell = kb.memo(key, lambda: _resolve_cell(kb, replace(
-        request, os=Os(os_name), tf=line, tf_spec=SpecifierSet(f"=={line}.*"),
+        request, os=Os(os_name), version=line, spec=SpecifierSet(f"=={line}.*"),
         gpus=tuple(replace(g, name="", source="") for g in request.gpus),
         cpu_only=request.cpu_only or os_name == "macos", assumptions=()), line, os_name))
     if cell.status == "impossible" and request.gpus:
@@ -80,7 +90,7 @@ def _resolve_cell(kb: KnowledgeBase, cell_request: Request, line: str, os_name: 
     if stack is None:
         errors = [f.message for f in resolution.findings if f.severity is Severity.ERROR]
         return Cell(line, os_name, "impossible", None, None, None, None, None, None,
-                    errors[-1] if errors else "no consistent stack")
+                    errors[-1] if errors else "no consistent stack", framework=cell_request.framework.value)
     warnings = [f.code for f in resolution.findings if f.severity is Severity.WARNING]
     fw = stack.framework
     return Cell(
@@ -91,13 +101,18 @@ def _resolve_cell(kb: KnowledgeBase, cell_request: Request, line: str, os_name: 
         stack.driver.minimum if stack.driver else None,
         ", ".join(warnings),
         fw.vendor.value,
+        fw.name,
+        fw.variant or (fw.extras[0] if fw.extras and fw.name == Framework.JAX.value else None),
+        fw.index_url,
     )
 
 
 def build_matrix(kb: KnowledgeBase, request: Request, systems: list[str]) -> list[Cell]:
     """One cell per line and OS; where NVIDIA's TF 1.15 build is chosen, the stock wheel's cell follows it."""
     cells = []
-    for line in sorted((l.version for l in kb.lines), key=Version, reverse=True):
+    from stackresolve.resolve.candidates import release_lines
+
+    for line in [l.version for l in release_lines(kb, request.framework)]:
         for os_name in systems:
             cell = resolve_cell(kb, request, line, os_name)
             cells.append(cell)
@@ -115,19 +130,21 @@ def _target(request: Request) -> str:
 
 
 def render_text(cells: list[Cell], request: Request) -> str:
-    out = [f"TensorFlow release lines on {_target(request)}"
+    out = [f"{request.framework.display} release lines on {_target(request)}"
            + (f", driver {request.driver}" if request.driver else ""), ""]
-    header = f"{'line':<6} {'os':<8} {'runs':<11} {'tensorflow':<28} {'python':<10} {'cuda':<6} {'cudnn':<8} driver"
+    header = (f"{'line':<6} {'os':<8} {'runs':<11} {request.framework.value:<28} {'python':<10} {'cuda':<6} "
+              f"{'cudnn':<8} driver")
     out += [header, "-" * len(header)]
     for c in cells:
         if c.status == "impossible":
             out.append(f"{c.line:<6} {c.os:<8} {'no':<11} {c.reason}")
             continue
-        name = f"{c.package}=={c.tf}"
+        name = f"{c.package}=={c.tf}" + (f" {c.variant}" if c.variant else "")
         out.append(f"{c.line:<6} {c.os:<8} {c.status:<11} {name:<28} "
                    f"{c.python or '':<10} {c.cuda or '-':<6} {c.cudnn or '-':<8} "
                    f"{('>= ' + c.driver_min) if c.driver_min else '-'}"
-                   + (f"  ({c.reason})" if c.reason else ""))
+                   + (f"  ({c.reason})" if c.reason else "")
+                   + (f"  [{c.index}]" if c.index else ""))
     return "\n".join(out) + "\n"
 
 

@@ -13,7 +13,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from stackresolve.knowledge.model import cc_tuple
-from stackresolve.model.enums import Arch, Os, Vendor
+from stackresolve.model.enums import Arch, Framework, Os, Vendor
 
 if TYPE_CHECKING:  # pragma: no cover
     from stackresolve.detect.model import Machine
@@ -48,8 +48,8 @@ class GpuTarget:
 
 @dataclass(frozen=True)
 class Request:
-    tf: str  # as the user wrote it
-    tf_spec: SpecifierSet
+    version: str  # the framework version as the user wrote it ("1.15", "latest", ">=2.4,<2.8")
+    spec: SpecifierSet
     os: Os = Os.LINUX
     arch: Arch = Arch.X86_64
     python: str | None = None
@@ -60,7 +60,14 @@ class Request:
     cudnn: str | None = None  # "8.6": the cuDNN minor the user chose (--cudnn)
     with_driver: bool = False  # install plans also install the driver branch (apt)
     container: bool | None = None  # True: only container builds, False: none (None: any, pip first)
+    framework: Framework = Framework.TENSORFLOW
+    apple_gpu: str | None = None  # "Apple M2": an Apple Silicon GPU (Metal), planned with cpu_only True (no CUDA)
     assumptions: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def asked(self) -> str:
+        """The request as the user typed it: "TensorFlow 1.15", "PyTorch latest"."""
+        return f"{self.framework.display} {self.version}"
 
     @property
     def driver_os(self) -> Os:
@@ -76,9 +83,14 @@ class Request:
         return "linux_aarch64" if self.arch.is_arm else "linux"
 
     def to_json(self) -> dict:
+        tf = self.framework is Framework.TENSORFLOW
         return {
-            "tf": self.tf,
-            "tf_specifier": str(self.tf_spec) or "*",
+            "framework": self.framework.value,
+            "version": self.version,
+            "specifier": str(self.spec) or "*",
+            "tf": self.version if tf else None,
+            "tf_specifier": (str(self.spec) or "*") if tf else None,
+            "apple_gpu": self.apple_gpu,
             "os": self.os.value,
             "arch": self.arch.value,
             "python": self.python,
@@ -96,21 +108,31 @@ class Request:
 _OPERATORS = ("==", "!=", "<=", ">=", "~=", "<", ">", "===")
 
 
-def parse_tf_spec(text: str) -> SpecifierSet:
-    """'1.15' -> ==1.15.*, '2' -> ==2.*, '2.3.4' -> ==2.3.4, '>=2.4,<2.8' as written, 'latest' -> any."""
+_EXAMPLES = {Framework.TENSORFLOW: "1.15, 2, 2.3.4, '>=2.4,<2.8'", Framework.PYTORCH: "2.5, 2, 2.5.1, '>=2.4,<2.8'",
+             Framework.JAX: "0.4, 0.4.35, '>=0.4.30,<0.5'"}
+
+
+def parse_version_spec(text: str, framework: Framework = Framework.TENSORFLOW) -> SpecifierSet:
+    """'1.15' -> ==1.15.*, '2' -> ==2.*, '2.3.4' -> ==2.3.4, '>=2.4,<2.8' as written, 'latest' -> any.
+    A fourth component names one release exactly (jax 0.9.0.1)."""
     value = text.strip()
+    flag, examples = framework.flag, _EXAMPLES[framework]
     if value.lower() in ("latest", "newest", "*", ""):
         return SpecifierSet()
     if value.startswith(_OPERATORS):
         try:
             return SpecifierSet(value)
         except InvalidSpecifier:
-            raise InputError(f"--tf {text!r}: not a version specifier; use e.g. 1.15, 2.3.4, '>=2.4,<2.8' or latest")
-    if not re.fullmatch(r"\d+(\.\d+){0,2}(\.\*)?", value):
-        raise InputError(f"--tf {text!r}: not a TensorFlow version; use e.g. 1.15, 2, 2.3.4, '>=2.4,<2.8' or latest")
-    if value.endswith(".*") or value.count(".") == 2:
+            raise InputError(f"{flag} {text!r}: not a version specifier; use e.g. {examples} or latest")
+    if not re.fullmatch(r"\d+(\.\d+){0,3}(\.\*)?", value):
+        raise InputError(f"{flag} {text!r}: not a {framework.display} version; use e.g. {examples} or latest")
+    if value.endswith(".*") or value.count(".") >= 2:
         return SpecifierSet(f"=={value}")
     return SpecifierSet(f"=={value}.*")
+
+
+def parse_tf_spec(text: str) -> SpecifierSet:
+    return parse_version_spec(text, Framework.TENSORFLOW)
 
 
 def parse_python(text: str) -> str:
@@ -195,6 +217,8 @@ class Flags:
     """What the user typed; None where a flag was left out."""
 
     tf: str = "latest"
+    torch: str | None = None  # --torch: plan PyTorch instead of TensorFlow
+    jax: str | None = None  # --jax: plan JAX
     os: str | None = None
     arch: str | None = None
     gpu: str | None = None
@@ -207,22 +231,59 @@ class Flags:
     with_driver: bool = False
 
 
-def validate_tf(kb: "KnowledgeBase", text: str) -> None:
-    """An unknown TensorFlow version is bad input: say which lines exist and which is closest."""
-    spec = parse_tf_spec(text)
-    if not str(spec) or any(spec.contains(w.key, prereleases=True) for w in kb.wheels):
-        return
-    lines = sorted((l.version for l in kb.lines), key=Version)
+def known_releases(kb: "KnowledgeBase", framework: Framework) -> list[Version]:
+    """Every release of a framework the knowledge base knows."""
+    if framework is Framework.PYTORCH:
+        return [r.key for r in kb.frameworks.torch_releases]
+    if framework is Framework.JAX:
+        return [Version(v) for v in kb.frameworks.jax_versions()]
+    return [w.key for w in kb.wheels]
+
+
+def validate_version(kb: "KnowledgeBase", framework: Framework, text: str) -> SpecifierSet:
+    """The parsed version request; one that matches no known release is bad input: say which lines exist and
+    which is closest."""
+    spec = parse_version_spec(text, framework)
+    releases = known_releases(kb, framework)
+    if not str(spec) or any(spec.contains(v, prereleases=True) for v in releases):
+        return spec
+    lines = sorted(Version(l.version) for l in kb.lines) if framework is Framework.TENSORFLOW else \
+        sorted({Version(f"{v.major}.{v.minor}") for v in releases})
     wanted = text.strip().lstrip("=<>!~ ").split(",")[0]
     try:
         target = Version(wanted)
-        closest = min(lines, key=lambda l: (abs(Version(l).major - target.major),
-                                            abs(Version(l).minor - target.minor)))
+        closest = min(lines, key=lambda l: (abs(l.major - target.major), abs(l.minor - target.minor)))
         hint = f"; closest: {closest}"
     except ValueError:
         hint = ""
-    raise InputError(f"--tf {text!r}: no TensorFlow release matches; known lines are {lines[0]} ... "
-                     f"{lines[-1]}{hint}")
+    raise InputError(f"{framework.flag} {text!r}: no {framework.display} release matches; known lines are "
+                     f"{lines[0]} ... {lines[-1]}{hint}")
+
+
+def validate_tf(kb: "KnowledgeBase", text: str) -> None:
+    validate_version(kb, Framework.TENSORFLOW, text)
+
+
+def requested_framework(flags: "Flags") -> tuple[Framework, str]:
+    """Which framework the flags ask for, and its version text: --torch or --jax, else --tf (one of them)."""
+    chosen = [(f, v) for f, v in ((Framework.PYTORCH, flags.torch), (Framework.JAX, flags.jax)) if v is not None]
+    if len(chosen) > 1 or (chosen and flags.tf != "latest"):
+        raise InputError("give one of --tf, --torch and --jax: a plan is for one framework")
+    return chosen[0] if chosen else (Framework.TENSORFLOW, flags.tf)
+
+
+# Apple Silicon chips by name ("Apple M2", "m3 max"): their GPU runs the frameworks through Metal, not CUDA.
+_APPLE_GPU = r"(?i)\s*(?:apple\s+)?m([1-9])(?:\s+(pro|max|ultra))?(?:\s+gpu)?\s*"
+APPLE_SOURCE = ("https://developer.apple.com/metal/tensorflow-plugin (tensorflow-metal: Mac computers with Apple "
+                "silicon); https://developer.apple.com/metal/pytorch/ (PyTorch's MPS backend)")
+
+
+def apple_gpu_name(text: str) -> str | None:
+    """'apple m2 max' -> 'Apple M2 Max'; None when the text names no Apple Silicon chip."""
+    match = re.fullmatch(_APPLE_GPU, text)
+    if not match:
+        return None
+    return f"Apple M{match.group(1)}" + (f" {match.group(2).capitalize()}" if match.group(2) else "")
 
 
 def lookup_gpu(kb: "KnowledgeBase", name: str) -> GpuTarget:
@@ -274,13 +335,20 @@ def build_request(kb: "KnowledgeBase", flags: Flags, machine: "Machine | None") 
         bad = next((f.message for f in machine.findings if f.code == "bad-override"), None)
         if bad:
             raise InputError(bad)
-    validate_tf(kb, flags.tf)
-    spec = parse_tf_spec(flags.tf)
+    framework, version_text = requested_framework(flags)
+    spec = validate_version(kb, framework, version_text)
     assumptions: list[str] = []
     detected_os = machine_os(machine) if machine is not None else None
+    apple = apple_gpu_name(flags.gpu) if flags.gpu else None
+    if apple and flags.gpu_cc:
+        raise InputError(f"--gpu {flags.gpu!r} is an Apple GPU: it has no CUDA compute capability (drop --gpu-cc)")
+    if apple and flags.os and parse_os(flags.os) is not Os.MACOS:
+        raise InputError(f"--gpu {flags.gpu!r} is an Apple Silicon GPU: it runs macOS, not {flags.os}")
 
     if flags.os:
         os_name = parse_os(flags.os)
+    elif apple:
+        os_name = Os.MACOS
     elif detected_os is not None:
         os_name = detected_os
         assumptions.append(f"operating system {os_name}, detected")
@@ -288,16 +356,25 @@ def build_request(kb: "KnowledgeBase", flags: Flags, machine: "Machine | None") 
         os_name = Os.LINUX
         assumptions.append("operating system linux (not given; pass --os linux|windows|macos|wsl2)")
     detected_arch = machine_arch(machine) if machine is not None else None
-    arch = parse_arch(flags.arch) if flags.arch else (detected_arch or Arch.X86_64)
+    arch = parse_arch(flags.arch) if flags.arch else (Arch.ARM64 if apple else detected_arch or Arch.X86_64)
+    if apple and not arch.is_arm:
+        raise InputError(f"--gpu {flags.gpu!r} is an Apple Silicon GPU: its Macs are arm64, not {arch}")
     python = parse_python(flags.python) if flags.python else None
     cudnn = parse_cudnn_choice(kb, flags.cudnn) if flags.cudnn else None
     vendor = parse_vendor(flags.vendor)
-    if vendor is Vendor.NVIDIA and not spec.contains(Version("1.15.5"), prereleases=True):
-        raise InputError(f"--vendor nvidia: NVIDIA's maintained builds are TensorFlow 1.15 only, not '{flags.tf}'; "
-                         f"use --tf 1.15")
+    if vendor is Vendor.NVIDIA and (framework is not Framework.TENSORFLOW
+                                    or not spec.contains(Version("1.15.5"), prereleases=True)):
+        raise InputError(f"--vendor nvidia: NVIDIA's maintained builds are TensorFlow 1.15 only, not "
+                         f"{framework.display} '{version_text}'; use --tf 1.15")
+    if os_name is Os.MACOS and arch.is_arm and not flags.cpu and not flags.gpu and not flags.gpu_cc \
+            and (detected_os is Os.MACOS or flags.os):
+        apple = "Apple Silicon GPU"
+        assumptions.append("macOS on arm64: the Apple Silicon GPU, through Metal (pass --cpu for a CPU-only plan)")
 
     gpus: list[GpuTarget] = []
-    if flags.gpu and flags.gpu_cc:
+    if apple:
+        pass
+    elif flags.gpu and flags.gpu_cc:
         target = lookup_gpu(kb, flags.gpu)
         cc = parse_cc(flags.gpu_cc, kb.known_ccs())
         if cc != target.cc:
@@ -315,11 +392,13 @@ def build_request(kb: "KnowledgeBase", flags: Flags, machine: "Machine | None") 
         if names:
             assumptions.append(f"GPU: {names}, detected")
 
-    cpu_only = flags.cpu
+    cpu_only = flags.cpu or apple is not None
+    if flags.cpu:
+        apple = None
     if not cpu_only and not gpus:
         if os_name is Os.MACOS:
             cpu_only = True
-            assumptions.append("macOS: TensorFlow has no CUDA builds there, so the stack is CPU-only")
+            assumptions.append(f"macOS: {framework.display} has no CUDA builds there, so the stack is CPU-only")
         elif machine is not None:
             cpu_only = True
             assumptions.append("no NVIDIA GPU found on this machine: CPU-only stack (pass --gpu NAME or "
@@ -339,9 +418,9 @@ def build_request(kb: "KnowledgeBase", flags: Flags, machine: "Machine | None") 
         driver = None
 
     gpus.sort(key=lambda g: cc_tuple(g.cc))
-    return Request(tf=flags.tf, tf_spec=spec, os=os_name, arch=arch, python=python, driver=driver,
+    return Request(version=version_text, spec=spec, os=os_name, arch=arch, python=python, driver=driver,
                    gpus=tuple(gpus), cpu_only=cpu_only, vendor=vendor, cudnn=cudnn, with_driver=flags.with_driver,
-                   assumptions=tuple(assumptions))
+                   framework=framework, apple_gpu=apple, assumptions=tuple(assumptions))
 
 
 def tf_line_for_cuda(kb: "KnowledgeBase", cuda: str, os_name: str) -> str | None:

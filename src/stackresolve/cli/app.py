@@ -16,12 +16,12 @@ from stackresolve import __version__
 HELP = "Resolve a working NVIDIA driver + CUDA + cuDNN + Python + TensorFlow stack and print how to install it."
 # name -> (module, one-line help: the first line of the command's docstring; a test keeps them equal)
 COMMANDS = {
-    "plan": ("stackresolve.cli.plan", "Resolve a consistent stack for a TensorFlow target and print the plan "
-                                      "(exit 1 when none exists)."),
+    "plan": ("stackresolve.cli.plan", "Resolve a consistent stack for a TensorFlow, PyTorch or JAX target and "
+                                      "print the plan (exit 1 when none exists)."),
     "detect": ("stackresolve.cli.detect", "Show what this machine has: GPUs, compute capability, driver, CUDA, "
                                           "cuDNN, Python, TensorFlow, PyTorch, JAX, OS."),
-    "matrix": ("stackresolve.cli.browse", "For every TensorFlow release line: whether and how it runs on this GPU "
-                                          "and OS."),
+    "matrix": ("stackresolve.cli.browse", "For every release line of a framework (TensorFlow; --torch, --jax): "
+                                          "whether and how it runs on this GPU and OS."),
     "gpus": ("stackresolve.cli.browse", "List the GPU models the knowledge base knows, with compute capability."),
     "show": ("stackresolve.cli.browse", "Show what the knowledge base says about a release, with sources."),
     "check": ("stackresolve.cli.check", "Compare this machine with a lock file: exit 0 when it matches, 1 with the "

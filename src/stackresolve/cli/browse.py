@@ -18,9 +18,12 @@ def matrix(
     gpu_cc: Optional[str] = typer.Option(None, "--gpu-cc", help="GPU compute capability."),
     os: Optional[str] = typer.Option(None, "--os", help="linux, windows, macos or wsl2 (default: linux and windows)."),
     driver: Optional[str] = typer.Option(None, "--driver", help="Installed NVIDIA driver version."),
+    torch: bool = typer.Option(False, "--torch", help="PyTorch's release lines instead of TensorFlow's."),
+    jax: bool = typer.Option(False, "--jax", help="JAX's release lines instead of TensorFlow's."),
     fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
 ) -> None:
-    """For every TensorFlow release line: whether and how it runs on this GPU and OS."""
+    """For every release line of a framework (TensorFlow; --torch, --jax): whether and how it runs on this GPU
+    and OS."""
     from stackresolve.matrix import build_matrix, render_json, render_text
     from stackresolve.request import Flags, InputError, build_request, parse_os
 
@@ -28,7 +31,8 @@ def matrix(
     kb = knowledge()
     try:
         systems = [parse_os(os).value] if os else ["linux", "windows"]
-        request = build_request(kb, Flags(gpu=gpu, gpu_cc=gpu_cc, driver=driver, os=systems[0]), None)
+        request = build_request(kb, Flags(gpu=gpu, gpu_cc=gpu_cc, driver=driver, os=systems[0],
+                                          torch="latest" if torch else None, jax="latest" if jax else None), None)
     except InputError as exc:
         fail(str(exc))
     rows = build_matrix(kb, request, systems)

@@ -23,8 +23,11 @@ plan_app = command_app()
 @plan_app.command()
 def plan(
     tf: str = typer.Option("latest", "--tf", help="TensorFlow version: 1.15, 2, 2.3.4, '>=2.4,<2.8' or latest."),
+    torch: Optional[str] = typer.Option(None, "--torch", help="Plan PyTorch instead: 2.5, 2.5.1, '>=2.4' or latest."),
+    jax: Optional[str] = typer.Option(None, "--jax", help="Plan JAX instead: 0.4, 0.4.35 or latest."),
     os: Optional[str] = typer.Option(None, "--os", help="linux, windows, macos or wsl2 (default: detected)."),
-    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU model, e.g. 'GTX 1080 Ti', 'A100', 'RTX 4090'."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU model, e.g. 'GTX 1080 Ti', 'A100', 'RTX 4090', "
+                                                          "'Apple M2'."),
     gpu_cc: Optional[str] = typer.Option(None, "--gpu-cc", help="GPU compute capability, e.g. 8.6."),
     driver: Optional[str] = typer.Option(None, "--driver", help="Installed NVIDIA driver version, e.g. 535.104.05."),
     python: Optional[str] = typer.Option(None, "--python", help="Python version to use, e.g. 3.7."),
@@ -43,7 +46,8 @@ def plan(
     out: Optional[str] = typer.Option(None, "-o", "--output", help="Write to this file instead of stdout."),
     no_detect: bool = typer.Option(False, "--no-detect", help="Do not probe this machine; use flags only."),
 ) -> None:
-    """Resolve a consistent stack for a TensorFlow target and print the plan (exit 1 when none exists)."""
+    """Resolve a consistent stack for a TensorFlow, PyTorch or JAX target and print the plan (exit 1 when none
+    exists)."""
     from stackresolve.plan import PlanOptions, validate_env_name
     from stackresolve.request import Flags, InputError, build_request
     from stackresolve.resolve import resolve
@@ -52,7 +56,7 @@ def plan(
     if full_lock and fmt != "pip":
         fail("--lock goes with --format pip (or use --format pylock for a PEP 751 pylock.toml)")
     kb = knowledge()
-    flags = Flags(tf=tf, os=os, arch=arch, gpu=gpu, gpu_cc=gpu_cc, driver=driver, python=python, cudnn=cudnn,
+    flags = Flags(tf=tf, torch=torch, jax=jax, os=os, arch=arch, gpu=gpu, gpu_cc=gpu_cc, driver=driver, python=python, cudnn=cudnn,
                   cpu=cpu, vendor=vendor, with_driver=with_driver)
     try:
         if env_name is not None:

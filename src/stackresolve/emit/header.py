@@ -9,9 +9,11 @@ from stackresolve.model.stack import Resolution
 def header_lines(resolution: Resolution, kind: str) -> list[str]:
     request = resolution.request
     stack = resolution.stack
-    wanted = [f"TensorFlow {request.tf}", f"os {request.os}"]
+    wanted = [request.asked, f"os {request.os}"]
     if request.python:
         wanted.append(f"Python {request.python}")
+    if request.apple_gpu:
+        wanted.append(f"GPU {request.apple_gpu}")
     if request.gpus:
         wanted.append("GPU " + ", ".join(f"{g.name or 'cc'} {g.cc}" for g in request.gpus))
     if request.driver:

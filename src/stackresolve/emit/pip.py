@@ -17,14 +17,37 @@ def render(plan: PipPlan) -> str:
         out.append(f"# {plan.cuda_note}\n")
     py = plan.python
     python = stack.python
+    windows = resolution.request.os.value == "windows"
+    venv_python = r".venv\Scripts\python" if windows else ".venv/bin/python"
+    make_venv = f"py -{py} -m venv .venv" if windows else f"python{py} -m venv .venv"
+    upgrade = pip_upgrade(py)
     out.append(f"# Python {py} (wheels exist for {python.min} - {python.max}):\n"
-               f"#   python{py} -m venv .venv && .venv/bin/python -m pip install --upgrade pip\n")
+               f"#   {make_venv} && {venv_python} -m pip install --upgrade {upgrade}\n")
+    if upgrade != "pip":
+        out.append(f"# (the venv's own pip is too old for today's wheels: it would build packages such as grpcio "
+                   f"from source; {upgrade} is the newest pip for Python {py})\n")
     for package in plan.pre_install:
-        out.append(f"#   .venv/bin/python -m pip install {package}   (first: it adds the index the next step "
+        out.append(f"#   {venv_python} -m pip install {package}   (first: it adds the index the next step "
                    f"needs)\n")
-    out.append("#   .venv/bin/python -m pip install -r requirements.txt\n")
+    out.append(f"#   {venv_python} -m pip install -r requirements.txt\n")
+    if plan.index_args:
+        fw = stack.framework
+        where = "find-links page" if fw.index_option == "--find-links" else "index"
+        build = f"{fw.distribution} {fw.version}" + (f" ({fw.variant})" if fw.variant else "")
+        out.append(f"# {build} installs from this {where} (pip reads the option from this file):\n"
+                   f"{plan.index_line}\n")
     framework, *pins = plan.lines
     out.append(f"{framework.requirement}\n")
     for pin in pins:
         out.append(f"# {pin.why} ({pin.source})\n{pin.requirement}\n")
     return "".join(out)
+
+
+def pip_upgrade(python: str) -> str:
+    """What `pip install --upgrade` gets in a fresh venv: the newest pip, or the newest one that still runs on an
+    old Python (its venv's bundled pip knows only manylinux1 wheels; measured: scripts/verify_plans.py runs in
+    constraints/verified_installs.toml, TensorFlow 1.8-1.12 on Python 3.6)."""
+    major, minor = (int(x) for x in python.split("."))
+    if (major, minor) >= (3, 7):
+        return "pip"
+    return '"pip<22"' if (major, minor) == (3, 6) else '"pip<21"'

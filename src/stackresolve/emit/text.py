@@ -10,20 +10,29 @@ INSTALL_FORMATS = "pip, conda, apt, powershell, dockerfile, lock"
 
 def _stack_rows(stack: Stack) -> list[tuple[str, str, str, str]]:
     fw, py = stack.framework, stack.python
-    rows = [("tensorflow", fw.label + (f" (index: {fw.index})" if fw.index else ""), fw.why, fw.source),
-            ("python", f"{py.recommended}  (builds: {py.min} - {py.max})", py.why, py.source)]
+    where = f" (index: {fw.index})" if fw.index else (f" ({fw.index_option} {fw.index_url})" if fw.index_url else "")
+    rows = [(fw.name, fw.label + where, fw.why, fw.source)]
+    if fw.companions:
+        rows.append(("", "with " + ", ".join(fw.companions), "", ""))
+    rows.append(("python", f"{py.recommended}  (builds: {py.min} - {py.max})", py.why, py.source))
     if stack.cuda:
         cuda, cudnn, drv = stack.cuda, stack.cudnn, stack.driver
         rows.append(("cuda", f"{cuda.version}  ({cuda.release}, {cuda.delivery})", cuda.why, cuda.source))
-        rows.append(("cudnn", f"{cudnn.version}  ({cudnn.full_version} for CUDA {cudnn.built_for_cuda}; compiled "
-                              f"with {cudnn.compiled})", cudnn.why, cudnn.source))
-        if cudnn.also_works:
+        if cudnn is None:
+            rows.append(("cudnn", f"bundled with {fw.distribution} (version not recorded)", "", ""))
+        elif cudnn.full_version:
+            rows.append(("cudnn", f"{cudnn.version}  ({cudnn.full_version} for CUDA {cudnn.built_for_cuda}; "
+                                  f"compiled with {cudnn.compiled})", cudnn.why, cudnn.source))
+        else:
+            rows.append(("cudnn", f"{cudnn.version} or newer  ({cudnn.rule})", cudnn.why, cudnn.source))
+        if cudnn is not None and cudnn.also_works:
             rows.append(("", f"also works: cuDNN {', '.join(cudnn.also_works)}", cudnn.rule, ""))
         state = "not detected" if drv.detected is None else (
             f"{drv.detected} installed, " + ("ok" if drv.ok else "TOO OLD"))
         rows.append(("driver", f">= {drv.minimum}  ({state})", drv.why, drv.source))
     gpu = stack.gpu
-    label = "CPU only" if gpu.support is GpuSupport.CPU_ONLY else (
+    label = "CPU only" if gpu.support is GpuSupport.CPU_ONLY else \
+        f"{gpu.name}: Metal" if gpu.support is GpuSupport.METAL else (
         f"{gpu.name or 'GPU'} cc {gpu.cc}: {gpu.support}" if gpu.cc else "any supported NVIDIA GPU")
     rows.append(("gpu", label, gpu.why, gpu.source))
     return rows
@@ -43,7 +52,7 @@ def render_stack(stack: Stack, indent: str = "  ") -> list[str]:
 def render(resolution: Resolution) -> str:
     request = resolution.request
     data = f"; package index data {resolution.index_data}" if resolution.index_data else ""
-    out = [f"stackresolve plan: TensorFlow {request.tf} on {request.os} "
+    out = [f"stackresolve plan: {request.asked} on {request.os} "
            f"(knowledge base {resolution.kb_version}{data})",
            f"status: {resolution.status}", ""]
     if resolution.stack:
@@ -68,5 +77,6 @@ def render(resolution: Resolution) -> str:
             out.append(f"     why: {alt.why}")
         out.append("")
     if resolution.stack:
-        out.append(f"Install plans: stackresolve plan --tf {request.tf!r} ... --format ({INSTALL_FORMATS})")
+        out.append(f"Install plans: stackresolve plan {request.framework.flag} {request.version!r} ... --format "
+                   f"({INSTALL_FORMATS})")
     return "\n".join(out) + "\n"

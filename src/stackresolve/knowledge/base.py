@@ -55,6 +55,9 @@ class KnowledgeBase:
     # The install facts, loaded on first use by `install` (a callable, so the snapshot does not hold them).
     install_loader: object = field(default=None, repr=False, compare=False)
     _install: object = field(default=None, init=False, repr=False, compare=False)
+    # PyTorch, JAX and Apple facts (knowledge/frameworks.py), loaded on first use by `frameworks`.
+    frameworks_loader: object = field(default=None, repr=False, compare=False)
+    _frameworks: object = field(default=None, init=False, repr=False, compare=False)
     _gpu_index: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _arch_by_line: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _wheels_by_package: dict = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -136,6 +139,13 @@ class KnowledgeBase:
         if self._install is None:
             object.__setattr__(self, "_install", self.install_loader())
         return self._install
+
+    @property
+    def frameworks(self):
+        """The PyTorch, JAX and Apple knowledge (FrameworkKnowledge), loaded on first use."""
+        if self._frameworks is None:
+            object.__setattr__(self, "_frameworks", self.frameworks_loader())
+        return self._frameworks
 
     @property
     def apt(self):

@@ -294,6 +294,7 @@ def parse_nvidia_builds(doc: dict) -> tuple[NvidiaBuild, ...]:
 CORE_FILES = ("meta.toml", "tensorflow.toml", "tensorflow_wheels.toml", "cuda.toml", "cudnn.toml", "gpus.toml",
               "drivers.toml", "pitfalls.toml", "nvidia_tensorflow.toml")
 INSTALL_FILES = ("docker.toml", "windows.toml", "apt.toml", "conda.toml")
+FRAMEWORK_FILES = ("pytorch.toml", "jax.toml", "apple.toml")
 
 
 WHEELS_FILE = "tensorflow_wheels.toml"
@@ -316,7 +317,7 @@ def generated_date(raw: bytes) -> str:
 def _data(directory: Path | None) -> tuple[dict[str, bytes], str]:
     """Every core file's bytes, and the digest of them all. For the packaged data, a refreshed
     tensorflow_wheels.toml in the cache folder replaces the shipped one when it is newer."""
-    raws = {name: _read_bytes(name, directory) for name in CORE_FILES + INSTALL_FILES}
+    raws = {name: _read_bytes(name, directory) for name in CORE_FILES + INSTALL_FILES + FRAMEWORK_FILES}
     if directory is None:
         refreshed = _refreshed_wheels()
         if refreshed is not None and generated_date(refreshed) > generated_date(raws[WHEELS_FILE]):
@@ -349,9 +350,10 @@ def load_knowledge(directory: Path | None = None, *, use_snapshot: bool = True):
         cached = snapshot.load(digest_text, KnowledgeBase)
         if cached is not None:
             return cached
-    docs = {name: _parse(name, raw) for name, raw in raws.items()}
+    docs = {name: _parse(name, raw) for name, raw in raws.items() if name not in FRAMEWORK_FILES}
     install = _build_install(docs)
-    kb = build_knowledge(docs, digest_text, install, partial(load_install, directory, digest_text, use_snapshot))
+    kb = build_knowledge(docs, digest_text, install, partial(load_install, directory, digest_text, use_snapshot),
+                         partial(load_frameworks, directory, digest_text, use_snapshot))
     if use_snapshot:
         snapshot.store(digest_text, kb)
         snapshot.store(digest_text, install, kind="install")
@@ -380,7 +382,22 @@ def load_install(directory: Path | None, digest_text: str, use_snapshot: bool = 
     return install
 
 
-def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_loader):
+def load_frameworks(directory: Path | None, digest_text: str, use_snapshot: bool = True):
+    """The PyTorch, JAX and Apple facts of the knowledge base whose data digest is `digest_text`."""
+    from stackresolve.knowledge import snapshot
+    from stackresolve.knowledge.frameworks import FrameworkKnowledge, build_frameworks
+
+    if use_snapshot:
+        cached = snapshot.load(digest_text, FrameworkKnowledge, kind="frameworks")
+        if cached is not None:
+            return cached
+    frameworks = build_frameworks({name: _parse(name, _read_bytes(name, directory)) for name in FRAMEWORK_FILES})
+    if use_snapshot:
+        snapshot.store(digest_text, frameworks, kind="frameworks")
+    return frameworks
+
+
+def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_loader, frameworks_loader=None):
     """Validate the parsed documents into a KnowledgeBase."""
     from stackresolve.knowledge.base import KnowledgeBase
     from stackresolve.knowledge.install import cudnn_channel_table
@@ -410,6 +427,7 @@ def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_lo
                                                         "nvidia_tensorflow.toml")), ""),
         cudnn_tables=cudnn_channel_table(install, [t.version for t in toolkits], wheels),
         install_loader=install_loader,
+        frameworks_loader=frameworks_loader,
     )
 
 

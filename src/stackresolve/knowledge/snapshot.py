@@ -48,11 +48,12 @@ def cache_dir(env=os.environ) -> Path | None:
 RECORD_MODULES = ("stackresolve.knowledge.base", "stackresolve.knowledge.model", "stackresolve.knowledge.snapshot")
 INSTALL_RECORD_MODULES = ("stackresolve.knowledge.install", "stackresolve.knowledge.channels",
                           "stackresolve.knowledge.install_facts")
+KIND_MODULES = {"install": INSTALL_RECORD_MODULES, "frameworks": ("stackresolve.knowledge.frameworks",)}
 
 
 def code_digest(kind: str = "core") -> str:
     digest = hashlib.sha256()
-    for name in RECORD_MODULES + (INSTALL_RECORD_MODULES if kind == "install" else ()):
+    for name in RECORD_MODULES + KIND_MODULES.get(kind, ()):
         module = sys.modules.get(name) or __import__(name, fromlist=["_"])
         with open(module.__file__, "rb") as handle:
             digest.update(handle.read())

@@ -65,6 +65,7 @@ class GpuSupport(_Named):
     PTX_JIT = "ptx-jit"
     UNSUPPORTED = "unsupported"
     CPU_ONLY = "cpu-only"
+    METAL = "metal"  # an Apple GPU through Metal (tensorflow-metal, PyTorch's MPS backend)
 
     @property
     def rank(self) -> int:
@@ -72,7 +73,7 @@ class GpuSupport(_Named):
         return _SUPPORT_RANK[self]
 
 
-_SUPPORT_RANK = {GpuSupport.NATIVE: 0, GpuSupport.CPU_ONLY: 0, GpuSupport.UNKNOWN: 1, GpuSupport.PTX_JIT: 2,
+_SUPPORT_RANK = {GpuSupport.NATIVE: 0, GpuSupport.CPU_ONLY: 0, GpuSupport.METAL: 0, GpuSupport.UNKNOWN: 1, GpuSupport.PTX_JIT: 2,
                  GpuSupport.UNSUPPORTED: 3}
 
 
@@ -82,8 +83,36 @@ class Delivery(_Named):
     SYSTEM = "system"  # installed on the machine (apt, conda, the Windows installer), loaded by soname
     PIP_WHEELS = "pip-wheels"  # NVIDIA's pip wheels the framework depends on (tensorflow[and-cuda], nvidia-tensorflow)
     CONTAINER = "container"  # inside the image (NGC containers)
+    BUNDLED = "bundled"  # inside the framework's own wheel (PyTorch's Windows and 1.x Linux wheels)
 
 
 class Vendor(_Named):
     STOCK = "stock"  # the framework's own builds on the default package index
     NVIDIA = "nvidia"  # NVIDIA's maintained builds (nvidia-tensorflow, NGC containers)
+
+
+class Framework(_Named):
+    """The deep-learning framework a stack is planned for."""
+
+    TENSORFLOW = "tensorflow"
+    PYTORCH = "pytorch"
+    JAX = "jax"
+
+    @property
+    def display(self) -> str:
+        return _DISPLAY[self]
+
+    @property
+    def flag(self) -> str:
+        """The plan option that asks for it."""
+        return _FLAG[self]
+
+    @property
+    def distribution(self) -> str:
+        """The pip project of its stock builds."""
+        return _DISTRIBUTION[self]
+
+
+_DISPLAY = {Framework.TENSORFLOW: "TensorFlow", Framework.PYTORCH: "PyTorch", Framework.JAX: "JAX"}
+_FLAG = {Framework.TENSORFLOW: "--tf", Framework.PYTORCH: "--torch", Framework.JAX: "--jax"}
+_DISTRIBUTION = {Framework.TENSORFLOW: "tensorflow", Framework.PYTORCH: "torch", Framework.JAX: "jax"}

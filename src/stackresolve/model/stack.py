@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 @dataclass(frozen=True)
 class FrameworkPin:
-    name: str  # "tensorflow"
+    name: str  # the framework: "tensorflow", "pytorch", "jax"
     version: str  # as installed: "1.15.5", "1.15.5+nv22.12"
     distribution: str | None  # the pip project: "tensorflow-gpu", "nvidia-tensorflow"; None for a container
     line: str  # "1.15"
@@ -31,6 +31,11 @@ class FrameworkPin:
     container: str | None = None  # an image to run instead of installing (NGC)
     vendor_release: str | None = None  # NVIDIA's release month ("22.12")
     bundled_requirements: tuple[str, ...] = ()  # what the extra pulls in (Requires-Dist), for checking an install
+    variant: str | None = None  # PyTorch's CUDA variant ("cu124", "cpu")
+    index_url: str | None = None  # the index or find-links page it installs from (None: the default index)
+    index_option: str | None = None  # --index-url | --extra-index-url | --find-links
+    local_version: str = ""  # "+cu111": the local version label the pin carries
+    companions: tuple[str, ...] = ()  # requirements installed with it: torchvision, jaxlib, tensorflow-metal
 
     @property
     def upstream_version(self) -> str:
@@ -45,16 +50,30 @@ class FrameworkPin:
 
     @property
     def requirement(self) -> str | None:
-        return f"{self.pip_package}=={self.version}" if self.pip_package else None
+        return f"{self.pip_package}=={self.version}{self.local_version}" if self.pip_package else None
 
     @property
     def label(self) -> str:
         return self.requirement or f"container {self.container} (TensorFlow {self.upstream_version})"
 
+    @property
+    def display(self) -> str:
+        """"PyTorch 2.5": the framework and its release line."""
+        from stackresolve.model.enums import Framework
+
+        return f"{Framework(self.name).display} {self.line}"
+
+    @property
+    def index_args(self) -> tuple[str, ...]:
+        """The pip options that reach the build's index: ("--index-url", URL), or ()."""
+        return (self.index_option, self.index_url) if self.index_url and self.index_option else ()
+
     def to_json(self) -> dict:
         doc = {"name": self.name, "version": self.version, "pip_package": self.pip_package, "line": self.line,
                "vendor": self.vendor.value, "index": "default" if self.index is None else self.index,
-               "distribution": self.distribution, "extras": list(self.extras)}
+               "distribution": self.distribution, "extras": list(self.extras), "variant": self.variant,
+               "index_url": self.index_url, "index_option": self.index_option,
+               "companions": list(self.companions)}
         if self.vendor is Vendor.NVIDIA:
             doc.update({"tf_base": self.base_version, "ngc_release": self.vendor_release})
         if self.container:
@@ -173,7 +192,7 @@ class Stack:
     compiled: "CompiledArch | None" = field(default=None, compare=False)  # the CUDA code in the build
 
     @property
-    def tf_version(self) -> str:
+    def tf_version(self) -> str:  # the framework's version (TensorFlow's name kept for old callers)
         return self.framework.version
 
     @property
@@ -183,10 +202,13 @@ class Stack:
     @property
     def summary(self) -> str:
         parts = [self.framework.label, f"Python {self.python.recommended}"]
-        if self.cuda and self.cudnn:
-            parts += [f"CUDA {self.cuda.version}", f"cuDNN {self.cudnn.version}"]
+        if self.cuda:
+            parts += [f"CUDA {self.cuda.version}", f"cuDNN {self.cudnn.version}" if self.cudnn else
+                      "cuDNN (bundled, version not recorded)"]
             if self.driver is not None:
                 parts.append(f"driver >= {self.driver.minimum or '(unknown)'}")
+        elif self.gpu.support is GpuSupport.METAL:
+            parts.append(f"{self.gpu.name} through Metal")
         else:
             parts.append("CPU only")
         return ", ".join(parts)

@@ -24,10 +24,24 @@ class PipPlan:
     lines: tuple[PipLine, ...]  # the framework first; empty for a container stack
     pre_install: tuple[str, ...] = ()  # what `pip install` needs first (nvidia-pyindex adds NVIDIA's index)
     cuda_note: str = ""  # where CUDA and cuDNN come from
+    index_args: tuple[str, ...] = ()  # ("--index-url", URL): where the framework's build is; pip gets them first
 
     @property
     def requirements(self) -> tuple[str, ...]:
         return tuple(line.requirement for line in self.lines)
+
+    @property
+    def index_line(self) -> str:
+        """The index option as a requirements-file line ("--index-url https://..."), "" for the default index."""
+        return " ".join(self.index_args)
+
+
+# Where the packages installed beside a framework come from (the long per-release sources are in the stack).
+COMPANION_SOURCES = {
+    "pytorch": "pytorch.toml [[release]] torchvision/torchaudio: their wheels' Requires-Dist pin this torch",
+    "jax": "jax.toml [[pairing]] (jax's jaxlib requirement) and [[jaxlib_wheels]]",
+    "tensorflow": "apple.toml [[tensorflow_metal]] (tensorflow-metal's own pairing table)",
+}
 
 
 def decide(resolution: Resolution, kb=None, options=None) -> PipPlan:
@@ -36,13 +50,15 @@ def decide(resolution: Resolution, kb=None, options=None) -> PipPlan:
     lines: list[PipLine] = []
     if fw.requirement:
         lines.append(PipLine(fw.requirement, fw.why, fw.source))
+        lines += [PipLine(c, f"the release made for {fw.distribution} {fw.version}", COMPANION_SOURCES.get(
+                      fw.name, fw.source)) for c in fw.companions]
         lines += [PipLine(p.requirement, p.why, p.source) for p in stack.pip_pins]
     from packaging.requirements import Requirement
 
     for line in lines:
         Requirement(line.requirement)  # every line is a requirement and nothing else (it lands in scripts)
     pre = ("nvidia-pyindex",) if fw.index is not None else ()
-    return PipPlan(resolution, stack.python.recommended, tuple(lines), pre, cuda_note(resolution))
+    return PipPlan(resolution, stack.python.recommended, tuple(lines), pre, cuda_note(resolution), fw.index_args)
 
 
 def cuda_note(resolution: Resolution) -> str:
@@ -54,10 +70,14 @@ def cuda_note(resolution: Resolution) -> str:
         return f"CUDA {cuda.release} and cuDNN {cudnn.version} are inside the container {stack.framework.container}."
     minimum = stack.driver.minimum if stack.driver else None
     driver = f"the NVIDIA driver (>= {minimum})" if minimum else "the NVIDIA driver"
+    cudnn_text = f"cuDNN {cudnn.version}" if cudnn else "cuDNN"
+    if cuda.delivery is Delivery.BUNDLED:
+        return (f"CUDA {cuda.version} and {cudnn_text} come with the {stack.framework.distribution} wheel; only "
+                f"{driver} comes from the system.")
     if cuda.delivery is Delivery.PIP_WHEELS:
         via = f"the [{','.join(stack.framework.extras)}] extra" if stack.framework.extras and \
             stack.framework.vendor.value == "stock" else f"{stack.framework.distribution}'s dependencies"
-        return (f"CUDA {cuda.release} and cuDNN {cudnn.version} come as pip wheels through {via}; only {driver} "
-                f"comes from the system.")
+        return (f"CUDA {cuda.release} and {cudnn_text}{' or newer' if cudnn and not cudnn.full_version else ''} "
+                f"come as pip wheels through {via}; only {driver} comes from the system.")
     return (f"CUDA {cuda.version} and cuDNN {cudnn.version} come from the system, not from pip: install them with "
             f"--format apt (Ubuntu), conda or powershell (Windows); {driver} too.")

@@ -22,7 +22,7 @@ from stackresolve.knowledge.rules import (
     toolkit_predates,
     worst_support,
 )
-from stackresolve.model.enums import Delivery, GpuSupport, Os, Severity, Vendor
+from stackresolve.model.enums import Delivery, Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import CudaPin, CudnnPin, DriverPin, FrameworkPin, GpuEntry, GpuPin, PythonPin, Stack
 from stackresolve.request import Request
@@ -34,36 +34,41 @@ from stackresolve.resolve.candidates import (
     FrameworkCandidate,
     PythonCandidate,
     requested_framework_candidates,
+    support_on,
 )
-from stackresolve.resolve.provider import all_native, nvidia_driver_requirement, preferred_cudnn
+from stackresolve.resolve.provider import (
+    all_native,
+    nvidia_driver_requirement,
+    planned_driver_minimum,
+    preferred_cudnn,
+)
 
 # Findings that mean a stack runs, but not natively on the requested GPUs.
 DEGRADED = frozenset({"ptx-jit", "cuda-predates-gpu", "cudnn-predates-gpu", "arch-unknown"})
 
 
 def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Stack, list[Finding]]:
-    fw: FrameworkCandidate = mapping["tensorflow"]
+    fw: FrameworkCandidate = mapping["framework"]
     py: PythonCandidate = mapping["python"]
     findings: list[Finding] = [Finding(Severity.INFO, "assumed", a) for a in request.assumptions]
+    findings += [Finding(Severity.INFO, "build-note", f"{fw.label}: {note}.", source=fw.source) for note in fw.notes]
 
     framework = framework_pin(kb, request, fw)
     python, python_findings = python_pin(request, fw, py)
     findings += python_findings
-    pins = () if fw.container else tuple(kb.pitfalls_for(framework.upstream_version, request.os.wheel_os.value,
-                                                         py.version))
-    entries = tuple(GpuEntry(g.name or None, g.cc, g.architecture, classify_support(fw.arch, g.cc), g.source)
+    tensorflow = fw.framework is Framework.TENSORFLOW
+    pins = () if fw.container or not tensorflow else tuple(
+        kb.pitfalls_for(framework.upstream_version, request.os.wheel_os.value, py.version))
+    entries = tuple(GpuEntry(g.name or None, g.cc, g.architecture, support_on(fw, g.cc), g.source)
                     for g in request.gpus)
 
     if not fw.gpu:
-        why = "TensorFlow has no CUDA builds for macOS after 1.1" if request.os is Os.MACOS else \
-            "CPU-only stack: no NVIDIA GPU in the request"
-        gpu = GpuPin(None, None, GpuSupport.CPU_ONLY, why, fw.line.source if request.os is Os.MACOS else "request")
-        return Stack(framework, python, None, None, None, gpu, entries, pins), findings
+        return Stack(framework, python, None, None, None, cpu_gpu_pin(request, fw), entries, pins), findings
 
     toolkit = mapping["cuda"].toolkit
-    cudnn_c: CudnnCandidate = mapping["cudnn"]
+    cudnn_c: CudnnCandidate | None = mapping.get("cudnn")
     cuda = cuda_pin(fw, toolkit)
-    cudnn = cudnn_pin(kb, request, fw, cudnn_c)
+    cudnn = cudnn_pin(kb, request, fw, cudnn_c) if cudnn_c is not None else wheel_cudnn_pin(fw)
     driver, driver_findings = driver_pin(kb, request, fw, toolkit)
     findings += driver_findings
 
@@ -71,8 +76,8 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
     weakest = min(request.gpus, key=lambda g: cc_tuple(g.cc)) if request.gpus else None
     gpu = GpuPin(weakest.name or None if weakest else None, weakest.cc if weakest else None, support,
                  support_why(fw, support), fw.arch.source if fw.arch else "")
-    findings += gpu_findings(request, fw, toolkit, cudnn_c.release)
-    if fw.vendor is Vendor.STOCK and fw.line.and_cuda_blocker and request.os in (Os.LINUX, Os.WSL2):
+    findings += gpu_findings(request, fw, toolkit, cudnn_c.release if cudnn_c else None)
+    if tensorflow and fw.vendor is Vendor.STOCK and fw.line.and_cuda_blocker and request.os in (Os.LINUX, Os.WSL2):
         findings.append(Finding(Severity.INFO, "and-cuda-unusable",
                                 f"tensorflow[and-cuda] {fw.line.version}: {fw.line.and_cuda_blocker}",
                                 source=fw.line.source))
@@ -83,7 +88,28 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
 
 
 # -- components ---------------------------------------------------------------------------------------------
+def cpu_gpu_pin(request: Request, fw: FrameworkCandidate) -> GpuPin:
+    """The GPU of a stack without CUDA: an Apple GPU through Metal, or none."""
+    name = fw.framework.display
+    if request.apple_gpu:
+        if fw.metal:
+            how = "tensorflow-metal" if fw.framework is Framework.TENSORFLOW else "PyTorch's MPS backend"
+            return GpuPin(request.apple_gpu, None, GpuSupport.METAL,
+                          f"{how} runs {name} on {request.apple_gpu} through Metal", fw.source)
+        return GpuPin(request.apple_gpu, None, GpuSupport.CPU_ONLY,
+                      f"{fw.label} has no Metal build for {request.apple_gpu}: it runs on the CPU", fw.source)
+    if request.os is Os.MACOS:
+        after = " after 1.1" if fw.framework is Framework.TENSORFLOW else ""
+        return GpuPin(None, None, GpuSupport.CPU_ONLY, f"{name} has no CUDA builds for macOS{after}", fw.line.source)
+    if fw.framework is Framework.JAX and request.os is Os.WINDOWS and not request.cpu_only:
+        return GpuPin(None, None, GpuSupport.CPU_ONLY, "JAX has no CUDA builds for native Windows (its GPU "
+                      "builds are Linux x86_64 and aarch64: use WSL2)", fw.source)
+    return GpuPin(None, None, GpuSupport.CPU_ONLY, "CPU-only stack: no NVIDIA GPU in the request", "request")
+
+
 def framework_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> FrameworkPin:
+    if fw.framework is not Framework.TENSORFLOW or fw.companions or (fw.release is None and fw.nvidia is None):
+        return companion_framework_pin(request, fw)
     if fw.nvidia is not None:
         build = fw.nvidia
         if fw.container:
@@ -99,13 +125,28 @@ def framework_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -
     release = fw.release
     newer = [w for w in kb.wheel_releases(release.package)
              if w.line == fw.line.version and w.key > fw.key and not w.stub]
-    why = f"newest {release.package} release matching '{request.tf}' with a {request.wheel_platform} wheel"
+    why = f"newest {release.package} release matching '{request.version}' with a {request.wheel_platform} wheel"
     if request.python:
         why += f" for Python {request.python}"
     if newer:
         why += f" (newer {', '.join(w.version for w in newer)}: no wheel for this request)"
     return FrameworkPin("tensorflow", fw.version, release.package, fw.line.version, Vendor.STOCK, why, fw.source,
                         extras=fw.extras, bundled_requirements=release.and_cuda if fw.extras else ())
+
+
+def companion_framework_pin(request: Request, fw: FrameworkCandidate) -> FrameworkPin:
+    """PyTorch and JAX builds (and TensorFlow with tensorflow-metal): the release, its variant or extra, the index
+    it installs from and the packages installed with it."""
+    where = f"PyTorch's index ({fw.index_url})" if fw.index_url and fw.framework is Framework.PYTORCH else \
+        f"the find-links page {fw.index_url}" if fw.index_url else "the default package index"
+    what = f"{fw.distribution} {fw.version}" + (f", variant {fw.variant}" if fw.variant else "") + \
+        (f", extra [{','.join(fw.extras)}]" if fw.extras else "")
+    why = f"newest {fw.framework.display} release matching '{request.version}' that runs here: {what}, from {where}"
+    if request.python:
+        why += f", for Python {request.python}"
+    return FrameworkPin(fw.framework.value, fw.version, fw.distribution, fw.line.version, fw.vendor, why, fw.source,
+                        extras=fw.extras, variant=fw.variant, index_url=fw.index_url, index_option=fw.index_option,
+                        local_version=fw.local_version, companions=fw.companions)
 
 
 def python_pin(request: Request, fw: FrameworkCandidate, py: PythonCandidate) -> tuple[PythonPin, list[Finding]]:
@@ -129,6 +170,16 @@ def python_pin(request: Request, fw: FrameworkCandidate, py: PythonCandidate) ->
 
 def cuda_pin(fw: FrameworkCandidate, toolkit: CudaToolkit) -> CudaPin:
     build_source = fw.build.source if fw.build else fw.source
+    if fw.framework is Framework.PYTORCH:
+        how = "as nvidia-* pip wheels it depends on" if fw.delivery is Delivery.PIP_WHEELS else \
+            "inside the wheel (or the wheels it depends on from PyTorch's index)"
+        return CudaPin(toolkit.version, fw.cuda_release or toolkit.version, fw.delivery,
+                       f"torch {fw.version} {fw.variant} brings the CUDA {toolkit.version} runtime {how}", fw.source)
+    if fw.framework is Framework.JAX:
+        major = toolkit.version.split(".")[0]
+        return CudaPin(toolkit.version, f"{major}.x", fw.delivery,
+                       f"jax[{','.join(fw.extras)}] {fw.version} installs the newest CUDA {major}.x runtime wheels, "
+                       f">= {toolkit.version} (JAX's install guide)", fw.source)
     if fw.delivery is Delivery.CONTAINER:
         return CudaPin(toolkit.version, fw.cuda_release, fw.delivery,
                        f"release {fw.nvidia.release} is built with CUDA {fw.cuda_release} (inside the container)",
@@ -178,6 +229,20 @@ def cudnn_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate, chose
     also = also_works(kb, request, compiled, version, fw.cuda) if fw.delivery is Delivery.SYSTEM else ()
     return CudnnPin(version, chosen.build.full_version, chosen.build.cuda, compiled,
                     fw.delivery or Delivery.SYSTEM, why, source, also, rule)
+
+
+def wheel_cudnn_pin(fw: FrameworkCandidate) -> CudnnPin | None:
+    """The cuDNN PyTorch's or JAX's wheels bring (None where it is not recorded)."""
+    if not fw.cudnn_compiled:
+        return None
+    major = fw.cuda.split(".")[0]
+    if fw.framework is Framework.JAX:
+        low, high = fw.cudnn_range.removeprefix(">=").split(",<")
+        return CudnnPin(fw.cudnn_compiled, "", f"{major}.x", fw.cudnn_compiled, fw.delivery,
+                        f"jax[{','.join(fw.extras)}] installs the newest nvidia-cudnn-cu{major} wheel >= {low}, "
+                        f"< {high}", fw.source, rule=f"JAX needs cuDNN >= {low}, < {high}")
+    return CudnnPin(fw.cudnn_fixed, fw.cudnn_full or fw.cudnn_fixed, f"{major}.x", fw.cudnn_fixed, fw.delivery,
+                    f"torch {fw.version} {fw.variant} brings cuDNN {fw.cudnn_full or fw.cudnn_fixed}", fw.source)
 
 
 def _fallback_why(kb: KnowledgeBase, request: Request, cuda: str, prefer: str, chosen: str, compiled: str) -> str:
@@ -232,7 +297,7 @@ def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
             findings.append(driver_unknown(build.driver_stated, build.source))
         return pin, findings
     # Driver versions are kept as NVIDIA prints them ("535.54.03"); Version() is only for comparing.
-    minimum = toolkit.min_driver(request.driver_os)
+    minimum = planned_driver_minimum(request, fw, toolkit)
     source = toolkit.source
     if not minimum:
         findings.append(Finding(Severity.WARNING, "driver-minimum-unknown",
@@ -252,7 +317,13 @@ def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
                 f"minor-version-compatibility minimum {compat}: TensorFlow's kernels run (the wheels carry machine "
                 f"code for this GPU); features that need the newer driver, such as PTX JIT, do not.",
                 fix=f"Upgrade the driver to >= {minimum} to lift the limits.", source=toolkit.source))
-    why = f"CUDA {toolkit.version} needs driver >= {minimum or '(unknown)'} on {request.driver_os}"
+    own = toolkit.min_driver(request.driver_os)
+    if minimum and own and minimum != own and source is toolkit.source:
+        why = (f"{fw.framework.display}'s CUDA {toolkit.version} runtime comes in its wheels: it runs on driver >= "
+               f"{minimum} through NVIDIA's minor-version compatibility (the GPU has machine code in the build; "
+               f"CUDA {toolkit.version}'s own minimum is {own})")
+    else:
+        why = f"CUDA {toolkit.version} needs driver >= {minimum or '(unknown)'} on {request.driver_os}"
     if source is not toolkit.source:
         why += " (CUDA on WSL2 needs at least this Windows driver)"
     if detected is None and minimum:
@@ -269,43 +340,44 @@ def driver_unknown(minimum: str, source: str) -> Finding:
 def support_why(fw: FrameworkCandidate, support: GpuSupport) -> str:
     if fw.nvidia is not None:
         return (f"NVIDIA's builds support compute capability 6.0 and later, up to what CUDA {fw.cuda} targets")
+    build = fw.display + (f" {fw.variant}" if fw.variant else "")
     return {
-        GpuSupport.NATIVE: f"TensorFlow {fw.line.version} wheels carry machine code (SASS) for this GPU",
-        GpuSupport.PTX_JIT: f"TensorFlow {fw.line.version} wheels carry only PTX for this GPU: the driver compiles "
-                            f"it at first start",
-        GpuSupport.UNKNOWN: f"the CUDA architectures compiled into TensorFlow {fw.line.version} are not in the "
-                            f"knowledge base",
-        GpuSupport.UNSUPPORTED: f"TensorFlow {fw.line.version} has no kernels for this GPU",
+        GpuSupport.NATIVE: f"{build} wheels carry machine code (SASS) for this GPU",
+        GpuSupport.PTX_JIT: f"{build} wheels carry only PTX for this GPU: the driver compiles it at first start",
+        GpuSupport.UNKNOWN: f"the CUDA architectures compiled into {build} are not in the knowledge base",
+        GpuSupport.UNSUPPORTED: f"{build} has no kernels for this GPU",
     }[support]
 
 
 def gpu_findings(request: Request, fw: FrameworkCandidate, toolkit: CudaToolkit,
-                 cudnn: CudnnRelease) -> list[Finding]:
+                 cudnn: CudnnRelease | None) -> list[Finding]:
     findings = []
     arch = fw.arch
+    name = fw.display
     for gpu in request.gpus:
         label = f"{gpu.name or 'GPU'} (compute capability {gpu.cc})"
-        level = classify_support(arch, gpu.cc)
+        level = support_on(fw, gpu.cc)
         if level is GpuSupport.PTX_JIT:
             findings.append(Finding(
                 Severity.WARNING, "ptx-jit",
-                f"TensorFlow {fw.line.version} has no machine code for {label}, only PTX "
+                f"{name} has no machine code for {label}, only PTX "
                 f"({', '.join('compute_' + p.replace('.', '') for p in arch.ptx)}): the first start JIT-compiles "
                 f"every kernel, which can take many minutes.",
-                fix="Set CUDA_CACHE_MAXSIZE=4294967296 so the JIT cache survives, or use a TensorFlow release "
-                    "built for this GPU.", source=arch.source))
+                fix=f"Set CUDA_CACHE_MAXSIZE=4294967296 so the JIT cache survives, or use a {fw.framework.display} "
+                    f"release built for this GPU.", source=arch.source))
         elif level is GpuSupport.UNKNOWN:
             findings.append(Finding(
                 Severity.WARNING, "arch-unknown",
-                f"The CUDA architectures compiled into TensorFlow {fw.line.version} are not recorded; {label} "
-                f"support is unverified.", source="tensorflow.toml [[compiled_arch]]"))
+                f"The CUDA architectures compiled into {name} are not recorded; {label} support is unverified.",
+                source=fw.source))
         if toolkit_predates(toolkit, gpu.cc):
             findings.append(Finding(
                 Severity.WARNING, "cuda-predates-gpu",
                 f"CUDA {toolkit.version} predates {label} (its newest architecture is {toolkit.arch_max}): cuBLAS "
                 f"and cuDNN from this toolkit carry no kernels for it and may fail at run time.",
-                fix="Prefer a TensorFlow release built with a CUDA that knows this GPU.", source=toolkit.source))
-        elif arch_predates(cudnn.arch_max, gpu.cc):
+                fix=f"Prefer a {fw.framework.display} release built with a CUDA that knows this GPU.",
+                source=toolkit.source))
+        elif cudnn is not None and arch_predates(cudnn.arch_max, gpu.cc):
             findings.append(Finding(
                 Severity.WARNING, "cudnn-predates-gpu",
                 f"cuDNN {cudnn.version} predates {label} (newest supported architecture {cudnn.arch_max}).",

@@ -1,5 +1,6 @@
-"""Every build the resolver can choose, as candidates: the stock TensorFlow wheels per release and package, and
-NVIDIA's maintained TensorFlow 1.15 builds (the nvidia-tensorflow pip releases and the NGC TF1 containers).
+"""Every build the resolver can choose, as candidates: the stock TensorFlow wheels per release and package,
+NVIDIA's maintained TensorFlow 1.15 builds (the nvidia-tensorflow pip releases and the NGC TF1 containers), and the
+PyTorch and JAX builds (resolve/frameworks.py) - one kind of candidate for all three frameworks.
 
 Candidates are built once per knowledge base and request kind (memoized), so identity is their equality: hashing
 the nested frozen records on every resolver step was most of the resolver's time."""
@@ -25,7 +26,7 @@ from stackresolve.knowledge.model import (
     cc_tuple,
 )
 from stackresolve.knowledge.rules import classify_support, toolkit_predates
-from stackresolve.model.enums import Delivery, GpuSupport, Os, Vendor
+from stackresolve.model.enums import Delivery, Framework, GpuSupport, Os, Vendor
 from stackresolve.request import PYTHON_RELEASES, Request
 
 # NVIDIA's TF1 release notes ("GPU Requirements") say "CUDA compute capability 6.0 and later" for every release
@@ -38,12 +39,24 @@ NVIDIA_INDEX_NOTE = ("nvidia-tensorflow is not on the default package index: NVI
 PLANNABLE_PYTHONS = PYTHON_RELEASES[PYTHON_RELEASES.index("2.7"):]
 
 
+@dataclass(frozen=True)
+class ReleaseLine:
+    """A PyTorch or JAX release line ("2.5", "0.4"): what a TensorFlowLine is for TensorFlow."""
+
+    version: str
+    source: str
+
+    @cached_property
+    def key(self) -> Version:
+        return Version(self.version)
+
+
 @dataclass(frozen=True, eq=False)
 class FrameworkCandidate:
     vendor: Vendor
     distribution: str | None  # pip project; None for a container
     version: str  # as installed ("1.15.5", "1.15.5+nv22.12"; a container: its TensorFlow)
-    line: TensorFlowLine
+    line: TensorFlowLine | ReleaseLine
     pythons: tuple[str, ...]
     gpu: bool
     source: str
@@ -57,11 +70,28 @@ class FrameworkCandidate:
     build: TestedBuild | None = None  # the tested-build table row (stock builds)
     release: WheelRelease | None = None  # stock builds: the index's file list
     nvidia: NvidiaBuild | None = None  # NVIDIA's builds
-    name: str = "tensorflow"
+    framework: Framework = Framework.TENSORFLOW
+    variant: str | None = None  # PyTorch: "cu124", "cpu"
+    index_url: str | None = None  # the index the build installs from (None: the default package index)
+    index_option: str | None = None  # how pip reaches it: --index-url | --extra-index-url | --find-links
+    local_version: str = ""  # "+cu111": the local version label a pin needs on a find-links page or extra index
+    companions: tuple[str, ...] = ()  # pip requirements installed with it (torchvision, jaxlib, tensorflow-metal)
+    cc_min: str = ""  # the lowest compute capability the framework's docs support (JAX), "" when none is stated
+    cudnn_full: str = ""  # PyTorch: the full cuDNN release its variant brings ("9.1.0.70")
+    cudnn_range: str = ""  # JAX: the cuDNN range its plugin's wheels accept (">=9.8,<10.0")
+    preference: tuple = ()  # within a release: which build to try first (smaller first)
+    metal: bool = False  # runs on an Apple GPU through Metal (tensorflow-metal, MPS)
+    notes: tuple[str, ...] = ()  # facts about the build a plan must say (a finding each)
+    name: str = "framework"
 
     @cached_property
     def key(self) -> Version:
         return Version(self.nvidia.tf_base) if self.nvidia else Version(self.version)
+
+    @property
+    def display(self) -> str:
+        """"TensorFlow 2.15", "PyTorch 2.5": the framework and its line."""
+        return f"{self.framework.display} {self.line.version}"
 
     @property
     def container(self) -> str | None:
@@ -71,7 +101,8 @@ class FrameworkCandidate:
     def label(self) -> str:
         if self.container:
             return f"NVIDIA's container {self.container}"
-        return f"{self.distribution} {self.version}"
+        variant = f" ({self.variant})" if self.variant else ""
+        return f"{self.distribution} {self.version}{variant}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,12 +168,20 @@ def pinned_version(requirements: tuple[str, ...], pattern: re.Pattern) -> Versio
 
 
 # -- the pool -----------------------------------------------------------------------------------------------
+def support_on(candidate: FrameworkCandidate, cc: str) -> GpuSupport:
+    """How a build runs on a GPU of compute capability `cc`: from the architectures compiled into it, and below
+    the lowest compute capability its framework's docs support, not at all."""
+    if candidate.cc_min and cc_tuple(cc) < cc_tuple(candidate.cc_min):
+        return GpuSupport.UNSUPPORTED
+    return classify_support(candidate.arch, cc)
+
+
 def fit_rank(kb: KnowledgeBase, candidate: FrameworkCandidate, ccs: tuple[str, ...]) -> int:
     """How well a build runs on the request's GPUs, best 0: machine code for every GPU, then unknown code,
     then PTX only or a CUDA that predates a GPU (its libraries carry no kernels for it), then nothing."""
     if not candidate.gpu or not ccs:
         return 0
-    rank = max(classify_support(candidate.arch, cc).rank for cc in ccs)
+    rank = max(support_on(candidate, cc).rank for cc in ccs)
     toolkit = kb.toolkit(candidate.cuda) if candidate.cuda else None
     if toolkit is not None and any(toolkit_predates(toolkit, cc) for cc in ccs):
         rank = max(rank, GpuSupport.PTX_JIT.rank)
@@ -154,13 +193,13 @@ def requested_framework_candidates(kb: KnowledgeBase, request: Request) -> list[
     newest line first; within a line, builds that run natively on these GPUs first, stock before NVIDIA's, pip
     before a container, newest release first."""
     ccs = tuple(g.cc for g in request.gpus)
-    key = ("requested_framework_candidates", request.os, request.arch, request.wheel_platform, request.cpu_only,
-           str(request.tf_spec), request.vendor, request.container)
+    key = ("requested_framework_candidates", request.framework, request.os, request.arch, request.wheel_platform,
+           request.cpu_only, request.apple_gpu is not None, str(request.spec), request.vendor, request.container)
 
     def matching() -> list[FrameworkCandidate]:
-        lines = [l for l in kb.lines if _line_may_match(kb, l, request)]
+        lines = [l for l in release_lines(kb, request.framework) if _line_may_match(kb, request, l)]
         return [c for line in lines for c in line_candidates(kb, request, line)
-                if request.tf_spec.contains(c.key, prereleases=True)
+                if request.spec.contains(c.key, prereleases=True)
                 and (request.vendor is None or c.vendor is request.vendor)
                 and (request.container is None or (c.container is not None) is request.container)]
 
@@ -168,32 +207,56 @@ def requested_framework_candidates(kb: KnowledgeBase, request: Request) -> list[
 
     def ordered() -> list[FrameworkCandidate]:
         out = sorted(pool, key=lambda c: c.key, reverse=True)
-        out.sort(key=lambda c: (-c.line.key.major, -c.line.key.minor, fit_rank(kb, c, ccs),
-                                c.vendor is not Vendor.STOCK, c.container is not None))
+        # An Apple GPU: builds that use it (through Metal) before newer ones that would run on the CPU.
+        out.sort(key=lambda c: (request.apple_gpu is not None and not c.metal,
+                                -c.line.key.major, -c.line.key.minor, fit_rank(kb, c, ccs),
+                                c.vendor is not Vendor.STOCK, c.container is not None, c.preference))
         return out
 
     return kb.memo(key + ccs, ordered)
 
 
-def _line_may_match(kb: KnowledgeBase, line: TensorFlowLine, request: Request) -> bool:
+def release_lines(kb: KnowledgeBase, framework: Framework) -> list:
+    """The release lines of a framework, newest first."""
+    if framework is Framework.TENSORFLOW:
+        return sorted(kb.lines, key=lambda l: l.key, reverse=True)
+    from stackresolve.resolve.frameworks import framework_lines
+
+    return framework_lines(kb, framework)
+
+
+def _line_may_match(kb: KnowledgeBase, request: Request, line) -> bool:
     """Whether any release of a line falls in the request's version range (so its candidates are worth
     building)."""
-    return any(request.tf_spec.contains(w.key, prereleases=True)
-               for w in kb.wheels_of_line(line.version))
+    if request.framework is Framework.TENSORFLOW:
+        versions = [w.key for w in kb.wheels_of_line(line.version)]
+    else:
+        from stackresolve.resolve.frameworks import line_releases
+
+        versions = line_releases(kb, request.framework, line.version)
+    return any(request.spec.contains(v, prereleases=True) for v in versions)
 
 
-def line_candidates(kb: KnowledgeBase, request: Request, line: TensorFlowLine) -> list[FrameworkCandidate]:
+def line_candidates(kb: KnowledgeBase, request: Request, line) -> list[FrameworkCandidate]:
     """Every build of one release line that could serve this request's OS and stack kind, newest first; built on
     first use (a plan for one line builds that line's candidates only)."""
-    key = ("line_candidates", line.version, request.os, request.arch, request.wheel_platform, request.cpu_only)
+    key = ("line_candidates", request.framework, line.version, request.os, request.arch, request.wheel_platform,
+           request.cpu_only, request.apple_gpu is not None)
+    if request.framework is not Framework.TENSORFLOW:
+        from stackresolve.resolve.frameworks import framework_line_candidates
+
+        return kb.memo(key, lambda: framework_line_candidates(kb, request, line))
+    if request.wheel_platform == "macos_arm64":
+        from stackresolve.resolve.frameworks import apple_tensorflow
+
+        return kb.memo(key, lambda: apple_tensorflow(kb, request, line, _stock_candidates(kb, request, line)))
     return kb.memo(key, lambda: _stock_candidates(kb, request, line) + (
         _nvidia_candidates(kb, request) if line.version == "1.15" else []))
 
 
 def framework_candidates(kb: KnowledgeBase, request: Request) -> list[FrameworkCandidate]:
     """Every build that could serve this request's OS and stack kind, newest line first."""
-    return [c for line in sorted(kb.lines, key=lambda l: l.key, reverse=True)
-            for c in line_candidates(kb, request, line)]
+    return [c for line in release_lines(kb, request.framework) for c in line_candidates(kb, request, line)]
 
 
 def _stock_candidates(kb: KnowledgeBase, request: Request, line: TensorFlowLine) -> list[FrameworkCandidate]:

@@ -10,16 +10,17 @@ from packaging.version import Version
 from resolvelib import ResolutionImpossible
 
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.model.enums import GpuSupport, Os, Severity, Vendor
+from stackresolve.model.enums import Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Alternative, Stack
-from stackresolve.request import Request
+from stackresolve.request import Request, known_releases
 from stackresolve.resolve.build import DEGRADED
 from stackresolve.resolve.candidates import (
     CudaCandidate,
     CudnnCandidate,
     FrameworkCandidate,
     PythonCandidate,
+    release_lines,
     requested_framework_candidates,
 )
 from stackresolve.resolve.provider import driver_floor
@@ -68,19 +69,21 @@ def _pool_side(kb: KnowledgeBase, request: Request, component: str) -> Finding |
         versions = sorted({c.version for c in pool}, key=Version)
         span = versions[0] if len(versions) == 1 else f"{versions[0]} ... {versions[-1]}"
         return Finding(Severity.ERROR, "conflict",
-                       f"TensorFlow {request.tf} ({span}) has {request.wheel_platform} builds for Python "
+                       f"{request.asked} ({span}) has {request.wheel_platform} builds for Python "
                        f"{', '.join(pythons)} only", source=pool[0].source)
     return None
 
 
 def _why_no_framework(kb: KnowledgeBase, request: Request) -> list[Finding]:
-    """When no TensorFlow release at all survives the request's own filters, say which filter removed them."""
+    """When no release at all survives the request's own filters, say which filter removed them."""
     if requested_framework_candidates(kb, request):
         return []
-    spec = request.tf_spec
+    if request.framework is not Framework.TENSORFLOW:
+        return _why_no_build(kb, request)
+    spec = request.spec
     matching = [w for w in kb.wheels if spec.contains(w.key, prereleases=True)]
     if not matching:
-        return [Finding(Severity.ERROR, "no-such-release", f"no TensorFlow release matches '{request.tf}'",
+        return [Finding(Severity.ERROR, "no-such-release", f"no TensorFlow release matches '{request.version}'",
                         source="tensorflow_wheels.toml (the package index)")]
     out = []
     for line_version in sorted({w.line for w in matching}, key=Version):
@@ -108,6 +111,27 @@ def _why_no_framework(kb: KnowledgeBase, request: Request) -> list[Finding]:
                                + (f" from {request.vendor} builds" if request.vendor else ""),
                                source="tensorflow_wheels.toml (the package index); tensorflow.toml"))
     return out[:3]
+
+
+def _why_no_build(kb: KnowledgeBase, request: Request) -> list[Finding]:
+    """PyTorch or JAX: why no build of the requested releases serves this platform."""
+    name = request.framework.display
+    spec = request.spec
+    if not any(spec.contains(v, prereleases=True) for v in known_releases(kb, request.framework)):
+        return [Finding(Severity.ERROR, "no-such-release", f"no {name} release matches '{request.version}'",
+                        source=f"{request.framework.value}.toml (the package index)")]
+    if request.framework is Framework.JAX and not request.cpu_only and request.os is Os.WINDOWS:
+        platform = kb.frameworks.jax_platform("windows", "x86_64")
+        return [Finding(Severity.ERROR, "no-windows-gpu", "JAX has no CUDA build for native Windows",
+                        fix="Use WSL2 (--os wsl2), or --cpu for the CPU build.",
+                        source=platform.source if platform else "jax.toml")]
+    if not request.cpu_only and request.os is Os.MACOS:
+        return [Finding(Severity.ERROR, "no-macos-gpu", f"{name} has no CUDA build for macOS",
+                        fix="Plan for the Apple GPU (--gpu 'Apple M2') or the CPU (--cpu).", source="request")]
+    what = "" if request.cpu_only else " GPU"
+    return [Finding(Severity.ERROR, "no-wheel", f"no {name} {request.version}{what} build for "
+                    f"{request.wheel_platform} in the knowledge base",
+                    source=f"{request.framework.value}.toml (the package index and the vendor's release files)")]
 
 
 def _describe(candidate) -> str:
@@ -138,19 +162,20 @@ def find_alternatives(kb: KnowledgeBase, request: Request, limit: int = 4) -> li
                                                        f"stack names"))
     if request.vendor is not None:
         tries.append((replace(request, vendor=None), f"--vendor {request.vendor} has no build that fits"))
-    if request.os is Os.WINDOWS and not request.cpu_only:
-        tries.append((replace(request, os=Os.WSL2),
-                      "native Windows GPU support ended with TensorFlow 2.10; WSL2 runs the Linux GPU build on "
-                      "the Windows driver"))
-    spec_versions = [w.key for w in kb.wheels if request.tf_spec.contains(w.key, prereleases=True)]
-    if str(request.tf_spec):
+    name = request.framework.display
+    if request.os is Os.WINDOWS and not request.cpu_only and request.framework is not Framework.PYTORCH:
+        why = "native Windows GPU support ended with TensorFlow 2.10" if request.framework is Framework.TENSORFLOW \
+            else "JAX has no native Windows GPU build"
+        tries.append((replace(request, os=Os.WSL2), f"{why}; WSL2 runs the Linux GPU build on the Windows driver"))
+    spec_versions = [v for v in known_releases(kb, request.framework) if request.spec.contains(v, prereleases=True)]
+    if str(request.spec):
         if spec_versions:
             lowest = min(spec_versions)
             older = f"<{lowest.major}.{lowest.minor}"
-            tries.append((replace(request, tf=older, tf_spec=_spec(older)),
-                          "the newest older TensorFlow that fits this machine"))
-        tries.append((replace(request, tf="latest", tf_spec=SpecifierSet()),
-                      "the newest TensorFlow that fits this machine"))
+            tries.append((replace(request, version=older, spec=_spec(older)),
+                          f"the newest older {name} that fits this machine"))
+        tries.append((replace(request, version="latest", spec=SpecifierSet()),
+                      f"the newest {name} that fits this machine"))
     if not request.cpu_only:
         tries.append((replace(request, gpus=(), driver=None, cpu_only=True), "a CPU-only stack (no CUDA needed)"))
     out = _first_distinct(kb, tries[:1], limit)
@@ -215,30 +240,31 @@ def native_alternatives(kb: KnowledgeBase, request: Request, stack: Stack, limit
     if request.os is Os.WINDOWS:
         tries.append((replace(request, os=Os.WSL2), "WSL2 runs the Linux build of the same line on the Windows "
                                                     "driver"))
-    lines = sorted((Version(l.version) for l in kb.lines), key=lambda v: v)
+    name = request.framework.display
+    lines = sorted(Version(l.version) for l in release_lines(kb, request.framework))
     newer = [l for l in lines if l > line]
     older = [l for l in reversed(lines) if l < line]
     for candidate in newer:
-        tries.append((replace(request, tf=f"{candidate.major}.{candidate.minor}",
-                              tf_spec=_spec(f"=={candidate.major}.{candidate.minor}.*"), python=None, vendor=None),
-                      f"TensorFlow {candidate.major}.{candidate.minor}: the first newer line with machine code for "
+        tries.append((replace(request, version=f"{candidate.major}.{candidate.minor}",
+                              spec=_spec(f"=={candidate.major}.{candidate.minor}.*"), python=None, vendor=None),
+                      f"{name} {candidate.major}.{candidate.minor}: the first newer line with machine code for "
                       f"compute capability {ccs}"))
     keep = runs_natively
-    out = _first_distinct(kb, [t for t in tries if t[0].tf == request.tf], limit, keep)
+    out = _first_distinct(kb, [t for t in tries if t[0].version == request.version], limit, keep)
     seen = {a.stack.summary for a in out} | {stack.summary}
     upgrade = driver_upgrade(kb, request, keep, seen)
     if upgrade is not None:
         out.append(upgrade)
         seen.add(upgrade.stack.summary)
-    first_newer = _first_distinct(kb, [t for t in tries if t[0].tf != request.tf], 1, keep, seen)
+    first_newer = _first_distinct(kb, [t for t in tries if t[0].version != request.version], 1, keep, seen)
     out += first_newer
-    newest = (replace(request, tf="latest", tf_spec=SpecifierSet(), python=None, vendor=None),
-              f"the newest TensorFlow with machine code for compute capability {ccs}"
+    newest = (replace(request, version="latest", spec=SpecifierSet(), python=None, vendor=None),
+              f"the newest {name} with machine code for compute capability {ccs}"
               + (" on native Windows" if request.os is Os.WINDOWS else ""))
     out += _first_distinct(kb, [newest], 1, keep, seen)
-    older_tries = [(replace(request, tf=f"{o.major}.{o.minor}", tf_spec=_spec(f"=={o.major}.{o.minor}.*"),
+    older_tries = [(replace(request, version=f"{o.major}.{o.minor}", spec=_spec(f"=={o.major}.{o.minor}.*"),
                             python=None, vendor=None),
-                    f"TensorFlow {o.major}.{o.minor}: the nearest older line with machine code for compute capability "
+                    f"{name} {o.major}.{o.minor}: the nearest older line with machine code for compute capability "
                     f"{ccs}") for o in older]
     out += _first_distinct(kb, older_tries, 1, keep, seen)
     return out[:limit]

@@ -14,12 +14,11 @@ from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.model import cc_tuple
 from stackresolve.knowledge.rules import (
     CUDNN_RULE_SOURCE,
-    classify_support,
     cudnn_accepts,
     cudnn_rule_text,
     minor_compat_floor,
 )
-from stackresolve.model.enums import GpuSupport, Os
+from stackresolve.model.enums import Framework, GpuSupport, Os
 from stackresolve.request import Request
 from stackresolve.resolve.candidates import (
     PYTHON_CANDIDATES,
@@ -30,9 +29,10 @@ from stackresolve.resolve.candidates import (
     cuda_pool,
     cudnn_pool,
     requested_framework_candidates,
+    support_on,
 )
 
-ORDER = ("tensorflow", "python", "cuda", "cudnn", "driver")
+ORDER = ("framework", "python", "cuda", "cudnn", "driver")
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,7 +67,7 @@ class StackProvider(AbstractProvider):
         bad = list(incompatibilities[identifier])
         if identifier == "driver":
             pool = [self._driver_candidate(reqs)]
-        elif identifier == "tensorflow":
+        elif identifier == "framework":
             pool = requested_framework_candidates(self.kb, self.request)
         elif identifier == "python":
             pool = PYTHON_CANDIDATES
@@ -122,7 +122,7 @@ def driver_at_least(candidate: DriverCandidate, minimum: Version) -> bool:
 
 
 def all_native(request: Request, fw: FrameworkCandidate) -> bool:
-    return bool(request.gpus) and all(classify_support(fw.arch, g.cc) is GpuSupport.NATIVE for g in request.gpus)
+    return bool(request.gpus) and all(support_on(fw, g.cc) is GpuSupport.NATIVE for g in request.gpus)
 
 
 def preferred_cudnn(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> tuple[str | None, str]:
@@ -131,6 +131,8 @@ def preferred_cudnn(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate)
     only a minor), else the minor it was compiled with."""
     if fw.cudnn_fixed:
         return fw.cudnn_fixed, "fixed"
+    if fw.framework is not Framework.TENSORFLOW:
+        return fw.cudnn_compiled, "wheels"  # the cuDNN the framework's pip wheels bring (a range for JAX)
     if request.cudnn:
         return request.cudnn, "request"
     artifact = kb.cudnn_artifact(fw.line.version, request.os)
@@ -147,6 +149,14 @@ def framework_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCan
         return deps
     deps += driver_dependencies(kb, request, fw)
     source = fw.build.source if fw.build else fw.source
+    if fw.framework is not Framework.TENSORFLOW:
+        # PyTorch and JAX bring CUDA and cuDNN in their wheels: the CUDA line decides the driver; there is no
+        # cuDNN to choose (the plan names the one the wheels bring).
+        what = f"is built for CUDA {fw.cuda}" if fw.framework is Framework.PYTORCH else \
+            f"[{','.join(fw.extras)}] installs CUDA {fw.cuda} or a newer {fw.cuda.split('.')[0]}.x as pip wheels"
+        deps.append(Req("cuda", lambda c, v=fw.cuda: c.toolkit.version == v, f"{fw.label} {what}", fw.source,
+                        cuda=fw.cuda))
+        return deps
     how = "pins" if fw.cuda_release and fw.extras else "uses"
     deps.append(Req("cuda", lambda c, v=fw.cuda: c.toolkit.version == v,
                     f"{fw.label} {how} CUDA {fw.cuda}" + ("" if fw.nvidia or fw.cuda_release else
@@ -176,7 +186,7 @@ def driver_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCandid
     toolkit = kb.toolkit(fw.cuda)
     if toolkit is None or not toolkit.min_driver(request.driver_os):
         return []  # NVIDIA prints no minimum for this OS; the stack says so
-    text = toolkit.min_driver(request.driver_os)
+    text = planned_driver_minimum(request, fw, toolkit)
     minimum = Version(text)
     compat_text = minor_compat_floor(toolkit, request.driver_os, all_native(request, fw))
     compat = Version(compat_text) if compat_text else None
@@ -185,6 +195,17 @@ def driver_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCandid
                 f"CUDA {toolkit.version} needs an NVIDIA driver >= {text} on {request.driver_os}"
                 + (f" (or >= {compat_text} through minor-version compatibility)" if compat_text else ""),
                 toolkit.source, driver_min=minimum)]
+
+
+def planned_driver_minimum(request: Request, fw: FrameworkCandidate, toolkit) -> str:
+    """The driver a plan asks for. PyTorch and JAX carry their CUDA runtime in their wheels, and their makers
+    state the minor-version-compatibility floor as the requirement (JAX's install guide: >= 525.60.13 for CUDA 12;
+    PyTorch: a cu128 build runs on 550, pytorch/pytorch#155141), so for a build with machine code for every GPU
+    that floor is the minimum; otherwise, and for TensorFlow, the toolkit's own minimum."""
+    own = toolkit.min_driver(request.driver_os)
+    if fw.framework is Framework.TENSORFLOW:
+        return own
+    return minor_compat_floor(toolkit, request.driver_os, all_native(request, fw)) or own
 
 
 def driver_floor(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> str | None:
@@ -223,35 +244,45 @@ def nvidia_driver_requirement(kb: KnowledgeBase, request: Request, fw: Framework
                + extra, build.source, driver_min=stated)
 
 
+ARCH_SOURCES = {
+    Framework.TENSORFLOW: "tensorflow.toml [[compiled_arch]] (CUDA code found in the official wheels per release "
+                          "line)",
+    Framework.PYTORCH: "pytorch.toml [[variant]] sass/ptx (CUDA code in torch's kernels per variant)",
+    Framework.JAX: "jax.toml [[compiled_arch]] (CUDA code in the plugin wheels) and [[release]] cc_min",
+}
+
+
 def root_requirements(kb: KnowledgeBase, request: Request) -> list[Req]:
     # The provider's pool is already narrowed to the requested versions; this root requirement names the
     # request in conflict explanations and holds the resolver to that pool.
     requested = {id(c) for c in requested_framework_candidates(kb, request)}
     vendor = f" ({request.vendor} builds)" if request.vendor else ""
-    reqs = [Req("tensorflow", lambda c: id(c) in requested, f"TensorFlow {request.tf}{vendor} was asked for (--tf)",
-                "request")]
+    reqs = [Req("framework", lambda c: id(c) in requested,
+                f"{request.asked}{vendor} was asked for ({request.framework.flag})", "request")]
     if request.python:
         reqs.append(Req("python", lambda c, p=request.python: c.version == p,
                         f"Python {request.python} was asked for (--python)", "request"))
     if request.cpu_only:
         return reqs
-    if request.cudnn:
+    tensorflow = request.framework is Framework.TENSORFLOW
+    if request.cudnn and tensorflow:
         wanted = Version(request.cudnn)
         reqs.append(Req("cudnn", lambda c, w=wanted: c.key.release[:len(w.release)] == w.release,
                         f"cuDNN {request.cudnn} was asked for (--cudnn)", "request"))
     for gpu in request.gpus:
         label = gpu.label
         reqs.append(Req(
-            "tensorflow",
-            lambda c, cc=gpu.cc: classify_support(c.arch, cc) is not GpuSupport.UNSUPPORTED,
-            f"{label} needs a TensorFlow build with SASS or PTX for it",
-            "tensorflow.toml [[compiled_arch]] (CUDA code found in the official wheels per release line)"))
+            "framework",
+            lambda c, cc=gpu.cc: support_on(c, cc) is not GpuSupport.UNSUPPORTED,
+            f"{label} needs a {request.framework.display} build with SASS or PTX for it",
+            ARCH_SOURCES[request.framework]))
         reqs.append(Req("cuda", lambda c, cc=gpu.cc: cc_tuple(c.toolkit.arch_min) <= cc_tuple(cc),
                         f"{label} needs a CUDA toolkit that still supports compute capability {gpu.cc}",
                         "cuda.toml [[toolkit]] arch_min (NVIDIA CUDA release notes)"))
-        reqs.append(Req("cudnn", lambda c, cc=cc_tuple(gpu.cc): c.arch_min <= cc,
-                        f"{label} needs a cuDNN that still supports compute capability {gpu.cc}",
-                        "cudnn.toml [[release]] arch_min (NVIDIA cuDNN support matrix)"))
+        if tensorflow:
+            reqs.append(Req("cudnn", lambda c, cc=cc_tuple(gpu.cc): c.arch_min <= cc,
+                            f"{label} needs a cuDNN that still supports compute capability {gpu.cc}",
+                            "cudnn.toml [[release]] arch_min (NVIDIA cuDNN support matrix)"))
         support = kb.arch_support_for(gpu.cc)
         if support and support.last_branch and not request.driver:
             branch = int(support.last_branch)
