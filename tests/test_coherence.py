@@ -138,7 +138,7 @@ def _powershell_matches(text: str, stack, where: str) -> None:
     assert f"$PythonVersion = '{stack.python.recommended}'" in text, where
 
 
-def described_machine(kb, stack, os_name: str, gpu: str):
+def described_machine(kb, stack, os_name: str, gpu: str, framework: str = "tensorflow"):
     from stackresolve.detect.model import (CudnnInfo, DriverInfo, FrameworkInfo, GpuInfo, Machine, OSInfo,
                                            PythonInfo, ToolkitInfo)
 
@@ -152,4 +152,65 @@ def described_machine(kb, stack, os_name: str, gpu: str):
         if stack.cuda else (),
         cudnn=(CudnnInfo(stack.cudnn.version, None, "test"),) if stack.cudnn else (),
         python=PythonInfo(stack.python.recommended, "python"),
-        frameworks=(FrameworkInfo("tensorflow", stack.framework.version, None, None, True),))
+        frameworks=(FrameworkInfo(framework, stack.framework.version, None, None, True,
+                                  variant=stack.framework.variant),))
+
+
+# -- PyTorch and JAX: the same stack in every rendering -------------------------------------------------------
+FRAMEWORK_GPUS = ("Tesla K80", "GeForce GTX 1080", "GeForce RTX 3090", "GeForce RTX 5090", "H100")
+
+
+def framework_cases(kb):
+    from stackresolve.model.enums import Framework
+    from stackresolve.resolve.candidates import release_lines
+
+    for framework, systems in ((Framework.PYTORCH, ("linux", "windows", "wsl2")), (Framework.JAX, ("linux", "wsl2"))):
+        for line in release_lines(kb, framework):
+            for os_name in systems:
+                for gpu in FRAMEWORK_GPUS:
+                    yield framework, line.version, os_name, gpu
+
+
+def test_pytorch_and_jax_renderings_install_the_same_stack(kb):
+    from stackresolve.model.enums import Framework
+
+    checked = 0
+    for framework, line, os_name, gpu in framework_cases(kb):
+        flags = Flags(torch=line, os=os_name, gpu=gpu) if framework is Framework.PYTORCH else \
+            Flags(jax=line, os=os_name, gpu=gpu)
+        resolution = resolve(kb, build_request(kb, flags, None), with_alternatives=False)
+        stack = resolution.stack
+        if stack is None:
+            continue
+        checked += 1
+        where = f"{framework.value} {line} {os_name} {gpu}"
+        plans = all_plans(resolution, kb)
+        fw = stack.framework
+        index = " ".join((fw.index_option, fw.index_url)) if fw.index_url else None
+        pins = [fw.requirement, *fw.companions]
+
+        # pip: the index option first where the build is not on the default index, then the pins
+        lines = [l for l in plans["pip"].splitlines() if l and not l.startswith("#")]
+        assert lines == ([index] if index else []) + pins, where
+        # conda: the same lines in the pip section, no conda CUDA
+        doc = yaml.safe_load(plans["conda"])
+        pip = next(d["pip"] for d in doc["dependencies"] if isinstance(d, dict))
+        assert pip == ([index] if index else []) + pins, where
+        assert not [d for d in doc["dependencies"] if isinstance(d, str) and d.startswith(("cuda", "cudnn"))], where
+        # Docker and apt (Linux, WSL2), PowerShell (Windows): the same pins and index; no system CUDA
+        if os_name in ("linux", "wsl2"):
+            for pin in pins + ([fw.index_url] if index else []):
+                assert pin in plans["dockerfile"], (where, pin)
+                assert pin in plans["apt"], (where, pin)
+            assert "FROM python:" in plans["dockerfile"], where
+            assert "cuda-libraries" not in plans["apt"], where
+        if os_name == "windows":
+            for pin in pins:
+                assert pin in plans["powershell"], (where, pin)
+            assert "$SystemCuda = $false" in plans["powershell"], where
+        # the lock and check of it on the machine it describes
+        lock = parse_lock(plans["lock"], "lock")
+        assert lock.framework_name == framework.value and lock.variant == fw.variant, where
+        result = check_lock(lock, kb, described_machine(kb, stack, os_name, gpu, framework.value), frozenset(FACTS))
+        assert result.matches, (where, result.differences)
+    assert checked > 150

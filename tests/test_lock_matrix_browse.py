@@ -91,7 +91,7 @@ def test_check_accepts_what_plan_accepts(kb):
     # TensorFlow 1.15 loads any cuDNN 7.x >= 7.6 (cuda_dnn.cc, compiled with 7.6.0): plan and check agree.
     resolution = resolve(kb, build_request(kb, Flags(tf="1.15", os="linux", gpu="GTX 1080 Ti"), None))
     lock = parse_lock(render_lock(resolution, kb), "lock")
-    every = frozenset({"os", "gpus", "driver", "python", "tensorflow", "cuda", "cudnn"})
+    every = frozenset({"os", "gpus", "driver", "python", "framework", "cuda", "cudnn"})
     for cudnn, fits in (("7.6.0", True), ("7.6.5", True), ("7.5.0", False), ("8.0.5", False)):
         found = machine(driver="440.33", gpus=[("GTX 1080 Ti", "6.1")], python="3.7.17", tensorflow="1.15.5",
                         cuda=["10.0.130"], cudnn=[cudnn])
@@ -101,7 +101,7 @@ def test_check_accepts_what_plan_accepts(kb):
 def test_check_reports_each_difference(kb):
     lock = parse_lock(render_lock(resolve(kb, build_request(
         kb, Flags(tf="1.15", os="linux", gpu="GTX 1080 Ti"), None)), kb), "lock")
-    every = frozenset({"os", "gpus", "driver", "python", "tensorflow", "cuda", "cudnn"})
+    every = frozenset({"os", "gpus", "driver", "python", "framework", "cuda", "cudnn"})
     good = machine(driver="440.33", gpus=[("GTX 1080 Ti", "6.1")], python="3.7.17", tensorflow="1.15.5",
                    cuda=["10.0.130"], cudnn=["7.6.5"])
     assert check_lock(lock, kb, good, every).differences == ()

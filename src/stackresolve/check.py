@@ -20,7 +20,7 @@ from stackresolve.model.enums import Delivery, GpuSupport
 from stackresolve.request import machine_os
 
 # What check can compare; a machine description says which of these it observed.
-FACTS = ("os", "gpus", "driver", "python", "tensorflow", "cuda", "cudnn")
+FACTS = ("os", "gpus", "driver", "python", "framework", "cuda", "cudnn")
 BEFORE_INSTALL = ("os", "gpus", "driver")
 
 
@@ -81,13 +81,8 @@ def check_lock(lock: LockedStack, kb: KnowledgeBase, machine, observed: frozense
                                         f"{lock.label} has no build for Python {have}"))
         else:
             unknown("python", "no Python was found")
-    if "tensorflow" in active:
-        installed = next((f for f in machine.frameworks if f.name == "tensorflow" and f.version), None)
-        if installed is None:
-            diffs.append(Difference("tensorflow", lock.version, "not installed", f"{lock.label} is not installed"))
-        elif Version(installed.version) != Version(lock.version):
-            diffs.append(Difference("tensorflow", lock.version, installed.version,
-                                    "a different TensorFlow is installed"))
+    if "framework" in active:
+        diffs += _check_framework(lock, machine)
     if lock.delivery is Delivery.SYSTEM:
         if "cuda" in active:
             diffs += _check_cuda(lock, machine)
@@ -96,9 +91,31 @@ def check_lock(lock: LockedStack, kb: KnowledgeBase, machine, observed: frozense
     elif lock.delivery is not None:
         for component in ("cuda", "cudnn"):
             if component in active:
-                unknown(component, f"CUDA and cuDNN come {'as pip wheels' if lock.delivery is Delivery.PIP_WHEELS else 'inside the container'} "
-                                   f"with the framework")
+                unknown(component, f"CUDA and cuDNN come {DELIVERY_WORDS.get(lock.delivery, '')} with the "
+                                   f"framework")
     return CheckResult(tuple(diffs), tuple(dict.fromkeys(skipped)))
+
+
+DELIVERY_WORDS = {Delivery.PIP_WHEELS: "as pip wheels", Delivery.CONTAINER: "inside the container",
+                  Delivery.BUNDLED: "inside the wheel"}
+
+
+def _check_framework(lock: LockedStack, machine) -> list[Difference]:
+    """The installed framework against the lock's: the release (public version; a local label such as +cu124
+    only where the lock pins one) and PyTorch's CUDA variant."""
+    name = lock.framework_name
+    installed = next((f for f in machine.frameworks if f.name == name and f.version), None)
+    if installed is None:
+        return [Difference(name, lock.version, "not installed", f"{lock.label} is not installed")]
+    want, have = Version(lock.version), Version(installed.version)
+    same = want == have if want.local else want.public == have.public
+    if not same:
+        return [Difference(name, lock.version, installed.version, f"a different {lock.framework} is installed")]
+    variant = getattr(installed, "variant", None)
+    if lock.variant and variant and variant != lock.variant:
+        return [Difference(name, lock.variant, variant, f"{lock.label} is the {lock.variant} build; the installed "
+                                                         f"one is {variant}")]
+    return []
 
 
 def _gpu_cc(kb: KnowledgeBase, gpu) -> str | None:

@@ -36,7 +36,7 @@ def document(resolution: Resolution, requirements: tuple[str, ...]) -> dict:
             "os": resolution.request.os.value,
             "python": {"min": stack.python.min, "max": stack.python.max},
             "framework": {"name": fw.name, "distribution": fw.distribution, "version": fw.version,
-                          "line": fw.line, "label": fw.label},
+                          "line": fw.line, "label": fw.label, "variant": fw.variant},
             "delivery": stack.delivery.value if stack.delivery else None,
             "cuda": stack.cuda.version if stack.cuda else None,
             "cudnn": {"installs": stack.cudnn.version, "compiled": stack.cudnn.compiled} if stack.cudnn else None,
@@ -55,7 +55,7 @@ class LockedStack:
     os: Os
     python_min: str
     python_max: str
-    framework: str  # the pip distribution ("tensorflow-gpu"), or the container's label
+    framework: str  # the pip distribution ("tensorflow-gpu", "torch"), or the container's label
     version: str
     line: str
     label: str
@@ -68,6 +68,8 @@ class LockedStack:
     sass: tuple[str, ...] | None  # None: the compiled GPU code is not recorded
     ptx: tuple[str, ...] | None
     knowledge_base: str
+    framework_name: str = "tensorflow"  # which framework: "tensorflow", "pytorch", "jax"
+    variant: str | None = None  # PyTorch's CUDA variant ("cu124")
 
 
 class _Reader:
@@ -164,4 +166,15 @@ def parse_lock(text: str, name: str) -> LockedStack:
         sass=r.versions(arch, "sass", "check.compiled_arch") if arch is not None else None,
         ptx=r.versions(arch, "ptx", "check.compiled_arch") if arch is not None else None,
         knowledge_base=doc.get("knowledge_base") if isinstance(doc.get("knowledge_base"), str) else "?",
+        framework_name=_framework_name(r, framework),
+        variant=r.get(framework, "variant", "check.framework", optional=True),
     )
+
+
+def _framework_name(r: _Reader, framework: dict) -> str:
+    from stackresolve.model.enums import Framework
+
+    name = r.get(framework, "name", "check.framework", optional=True) or Framework.TENSORFLOW.value
+    if name not in Framework.names():
+        r.fail("check.framework.name", f"must be one of {', '.join(Framework.names())}")
+    return name

@@ -150,7 +150,9 @@ if [ ! -x "$VENV_DIR/bin/python" ]; then "$PYTHON_BIN" -m venv "$VENV_DIR"; fi
 VENV_PYTHON="$(python_minor "$VENV_DIR/bin/python")"
 [ "$VENV_PYTHON" = "$PYTHON_VERSION" ] || die "$VENV_DIR has Python $VENV_PYTHON; remove it or set STACKRESOLVE_VENV"
 "$VENV_DIR/bin/python" -m pip install --timeout 60 --upgrade pip
-"$VENV_DIR/bin/python" -m pip install --timeout 60 "${PIP_REQUIREMENTS[@]}"
+# PIP_INDEX_ARGS: where the framework's build is, when not on the default index (empty arrays stay empty
+# under set -u this way).
+"$VENV_DIR/bin/python" -m pip install --timeout 60 ${PIP_INDEX_ARGS[@]+"${PIP_INDEX_ARGS[@]}"} "${PIP_REQUIREMENTS[@]}"
 
 echo
 echo "Installed with apt:"
@@ -183,6 +185,7 @@ def _common_values(pip: PipPlan, supported: str) -> str:
     return (f"SUPPORTED_RELEASES={_q(supported)}\n"
             f"PYTHON_VERSION={_q(pip.python)}\n"
             f"FRAMEWORK_PACKAGE={_q(Requirement(pip.requirements[0]).name)}\n"
+            + _array("PIP_INDEX_ARGS", pip.index_args)
             + _array("PIP_REQUIREMENTS", pip.requirements))
 
 

@@ -22,10 +22,11 @@ def safe_header(resolution, kind: str) -> str:
     return "".join(f"# {one_line(line)}\n" for line in header_lines(resolution, kind))
 
 
-def _run_pip(python: str, lines, pre_install=()) -> str:
-    quoted = " \\\n        ".join(shlex.quote(line) for line in lines)
+def _run_pip(python: str, pip) -> str:
+    """pip itself upgraded, what must come first, then the plan's lines (after its index option, if any)."""
+    quoted = " \\\n        ".join(shlex.quote(line) for line in (*pip.index_args, *pip.requirements))
     out = f"RUN {python} -m pip install --no-cache-dir --upgrade pip \\\n"
-    for package in pre_install:
+    for package in pip.pre_install:
         out += f" && {python} -m pip install --no-cache-dir {shlex.quote(package)} \\\n"
     return out + f" && {python} -m pip install --no-cache-dir \\\n        {quoted}\n"
 
@@ -70,7 +71,7 @@ def render(plan) -> str:
         out.append("# The image's preinstalled TensorFlow (tensorflow or tensorflow-gpu, depending on the release) is\n"
                    "# removed so that exactly one copy, the pinned one, is installed.\n"
                    "RUN python3 -m pip uninstall -y tensorflow tensorflow-gpu tensorflow-cpu\n")
-        out.append(_run_pip("python3", pip.requirements, pip.pre_install))
+        out.append(_run_pip("python3", pip))
         return "".join(out)
     if base.kind == "cuda":
         py = f"python{base.python}"
@@ -87,5 +88,5 @@ def render(plan) -> str:
                        f" && apt-get install -y --no-install-recommends {py} {py}-venv \\\n"
                        " && rm -rf /var/lib/apt/lists/*\n")
         out.append(f"RUN {py} -m venv /opt/venv\nENV PATH=/opt/venv/bin:$PATH\n")
-    out.append(_run_pip("python", pip.requirements, pip.pre_install))
+    out.append(_run_pip("python", pip))
     return "".join(out)

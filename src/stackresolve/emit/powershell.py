@@ -16,7 +16,8 @@ import re
 import shlex
 
 from stackresolve.emit.dockerfile import one_line, safe_header
-from stackresolve.plan import Refusal
+from stackresolve.model.enums import Delivery, Framework
+from stackresolve.plan import Refusal, environment_name
 from stackresolve.plan.windows import NATIVE_GPU_END_SOURCE, WindowsNativePlan, WslPlan
 
 WSL_DISTRO = "Ubuntu-22.04"
@@ -152,20 +153,24 @@ function Test-Administrator {
         [Security.Principal.WindowsBuiltInRole]::Administrator)
 }
 
-# 1. Visual C++ runtime
-$vcKey = Get-ItemProperty -LiteralPath $MsvcRegistry -ErrorAction SilentlyContinue
-$vcInstalled = $vcKey -and $vcKey.PSObject.Properties['Installed'] -and $vcKey.Installed -eq 1
-$vcDll = Join-Path $env:SystemRoot (Join-Path 'System32' $MsvcDll)
-if (-not $vcInstalled -or -not (Test-Path -LiteralPath $vcDll)) {
-    Stop-Plan "$MsvcName is missing ($MsvcDll not found). Install it from $MsvcUrl (see $MsvcPage), then run this script again."
+# 1. Visual C++ runtime (where the knowledge base records the one the framework needs)
+if ($MsvcName) {
+    $vcKey = Get-ItemProperty -LiteralPath $MsvcRegistry -ErrorAction SilentlyContinue
+    $vcInstalled = $vcKey -and $vcKey.PSObject.Properties['Installed'] -and $vcKey.Installed -eq 1
+    $vcDll = Join-Path $env:SystemRoot (Join-Path 'System32' $MsvcDll)
+    if (-not $vcInstalled -or -not (Test-Path -LiteralPath $vcDll)) {
+        Stop-Plan "$MsvcName is missing ($MsvcDll not found). Install it from $MsvcUrl (see $MsvcPage), then run this script again."
+    }
+    $vcVersion = if ($vcKey.PSObject.Properties['Version']) { $vcKey.Version } else { 'unknown version' }
+    Write-Host "Visual C++ runtime ($vcVersion, $MsvcDll): ok"
 }
-$vcVersion = if ($vcKey.PSObject.Properties['Version']) { $vcKey.Version } else { 'unknown version' }
-Write-Host "Visual C++ runtime ($vcVersion, $MsvcDll): ok"
 
 if ($HasCuda) {
     # 2. Driver
     Assert-Driver
+}
 
+if ($SystemCuda) {
     # 3. CUDA toolkit
     $cudaRoot = Join-Path $env:ProgramFiles "NVIDIA GPU Computing Toolkit\CUDA\v$CudaVersion"
     if (-not (Test-Path -Path (Join-Path $cudaRoot 'bin\cudart64_*.dll'))) {
@@ -225,9 +230,9 @@ if ($HasCuda) {
 $pyLauncher = Get-Command py.exe -ErrorAction SilentlyContinue
 if (-not $pyLauncher) { Stop-Plan "the Python launcher (py.exe) was not found: install Python $PythonVersion (64-bit) from $PythonDownloads" }
 & py "-$PythonVersion" -c 'import struct, sys; sys.exit(0 if struct.calcsize(''P'') == 8 else 3)'
-if ($LASTEXITCODE -eq 3) { Stop-Plan "Python $PythonVersion is 32-bit; TensorFlow needs 64-bit Python $PythonVersion from $PythonDownloads" }
+if ($LASTEXITCODE -eq 3) { Stop-Plan "Python $PythonVersion is 32-bit; $Framework needs 64-bit Python $PythonVersion from $PythonDownloads" }
 if ($LASTEXITCODE -ne 0) { Stop-Plan "Python $PythonVersion is not installed: get the 64-bit installer from $PythonDownloads" }
-if (-not $VenvDir) { $VenvDir = Join-Path $HOME ".venvs\tf-$TfVersion" }
+if (-not $VenvDir) { $VenvDir = Join-Path $HOME ".venvs\$EnvName" }
 if (-not (Test-Path -LiteralPath (Join-Path $VenvDir 'Scripts\python.exe'))) {
     & py "-$PythonVersion" -m venv $VenvDir
     if ($LASTEXITCODE -ne 0) { Stop-Plan "could not create the virtual environment $VenvDir" }
@@ -243,9 +248,9 @@ if ($LASTEXITCODE -ne 0) { Stop-Plan "pip could not install $requirementsFile" }
 # 7. Check
 & $venvPython -c $CheckCode
 if ($LASTEXITCODE -ne 0) {
-    Stop-Plan "TensorFlow $TfVersion did not pass the check. Open a new terminal (PATH changes apply to new sessions) and run: $venvPython -c `"$CheckCode`""
+    Stop-Plan "$Framework $Version did not pass the check. Open a new terminal (PATH changes apply to new sessions) and run: $venvPython -c `"$CheckCode`""
 }
-Write-Host "Done: TensorFlow $TfVersion in $VenvDir (activate with $VenvDir\Scripts\Activate.ps1)" -ForegroundColor Green
+Write-Host "Done: $Framework $Version in $VenvDir (activate with $VenvDir\Scripts\Activate.ps1)" -ForegroundColor Green
 """
 
 WSL_STEPS = r"""
@@ -272,29 +277,38 @@ $linuxPath = (& wsl.exe -d $Distro -- wslpath -a -u $scriptFile | Select-Object 
 if ($LASTEXITCODE -ne 0 -or -not $linuxPath) { Stop-Plan "wslpath could not translate $scriptFile" }
 & wsl.exe -d $Distro -- bash $linuxPath.Trim()
 if ($LASTEXITCODE -ne 0) { Stop-Plan "the plan inside $Distro failed (exit code $LASTEXITCODE)" }
-Write-Host "Done: TensorFlow $TfVersion inside $Distro" -ForegroundColor Green
+Write-Host "Done: $Framework $Version inside $Distro" -ForegroundColor Green
 """
 
 
 def _native(plan: WindowsNativePlan) -> str:
     resolution, stack = plan.resolution, plan.resolution.stack
-    version = _checked(stack.framework.upstream_version, _VERSION, "TensorFlow version")
+    version = _checked(stack.framework.upstream_version, _VERSION, "framework version")
     python = _checked(plan.pip.python, _MINOR, "Python version")
     msvc = plan.msvc
+    system_cuda = stack.cuda is not None and stack.delivery is Delivery.SYSTEM
     values = {
-        "TfVersion": ps_quote(version),
+        "Framework": ps_quote(Framework(stack.framework.name).display),
+        "Version": ps_quote(version),
+        "EnvName": ps_quote(environment_name(stack)),
         "PythonVersion": ps_quote(python),
-        "MsvcName": ps_quote(msvc.name),
-        "MsvcDll": ps_quote(msvc.dll),
-        "MsvcRegistry": ps_quote(msvc.registry),
-        "MsvcUrl": ps_quote(msvc.download_url),
-        "MsvcPage": ps_quote(msvc.page),
+        "MsvcName": ps_quote(msvc.name if msvc else ""),
+        "MsvcDll": ps_quote(msvc.dll if msvc else ""),
+        "MsvcRegistry": ps_quote(msvc.registry if msvc else ""),
+        "MsvcUrl": ps_quote(msvc.download_url if msvc else ""),
+        "MsvcPage": ps_quote(msvc.page if msvc else ""),
         "PythonDownloads": ps_quote(PYTHON_DOWNLOADS),
         "HasCuda": "$true" if stack.cuda else "$false",
+        "SystemCuda": "$true" if system_cuda else "$false",
         "CheckCode": ps_quote(plan.check_code),
     }
-    notes = [f"# Visual C++ runtime: {msvc.source}"]
-    if stack.cuda:
+    notes = [f"# Visual C++ runtime: {msvc.source}" if msvc else
+             "# Visual C++ runtime: not checked (the knowledge base records it for TensorFlow only)"]
+    if stack.cuda and not system_cuda:
+        values["MinDriver"] = ps_quote(ps_version(stack.driver.minimum))
+        notes.append(f"# CUDA {stack.cuda.version}: {stack.cuda.why}; no CUDA installer or cuDNN zip is needed")
+        notes.append(f"# Driver >= {stack.driver.minimum}: {stack.driver.why} ({stack.driver.source})")
+    elif stack.cuda:
         cuda = _checked(stack.cuda.version, _MINOR, "CUDA version")
         release = _checked(stack.cuda.release, _VERSION, "CUDA release")
         cudnn = _checked(stack.cudnn.full_version, _VERSION, "cuDNN version")
@@ -326,7 +340,7 @@ def _native(plan: WindowsNativePlan) -> str:
                                                          else ""))
         notes.append(f"# Driver >= {stack.driver.minimum}: {stack.driver.why} ({stack.driver.source})")
     lines = [safe_header(resolution, "powershell").rstrip("\n"), *(one_line(note) for note in notes),
-             "# Run from PowerShell: powershell -ExecutionPolicy Bypass -File .\\install-tensorflow.ps1",
+             f"# Run from PowerShell: powershell -ExecutionPolicy Bypass -File .\\{script_name(stack)}",
              "#Requires -Version 5.1",
              "param(",
              "    [string]$VenvDir = '',",
@@ -338,17 +352,17 @@ def _native(plan: WindowsNativePlan) -> str:
              "",
              "# -- the plan's values",
              *[f"${name} = {value}" for name, value in values.items()],
-             "$Requirements = " + here_string(list(plan.pip.requirements)),
+             "$Requirements = " + here_string(requirement_lines(plan.pip)),
              NATIVE_STEPS.rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 
 def _linux_script(plan: WslPlan) -> list[str]:
     stack = plan.inside.stack
-    version = _checked(stack.framework.upstream_version, _VERSION, "TensorFlow version")
+    version = _checked(stack.framework.upstream_version, _VERSION, "framework version")
     python = _checked(plan.pip.python, _MINOR, "Python version")
-    venv = f"$HOME/.venvs/tf-{version}"
-    pip_args = " \\\n    ".join(shlex.quote(line) for line in plan.pip.requirements)
+    venv = f"$HOME/.venvs/{environment_name(stack)}"
+    pip_args = " \\\n    ".join(shlex.quote(line) for line in (*plan.pip.index_args, *plan.pip.requirements))
     script = [
         "#!/usr/bin/env bash",
         "# Written by stackresolve: the Linux pip plan, run inside WSL2.",
@@ -362,7 +376,8 @@ def _linux_script(plan: WslPlan) -> list[str]:
         script += [
             f"if [ ! -d /usr/local/cuda-{cuda} ]; then",
             f"  echo 'CUDA {cuda} and cuDNN {cudnn} are not installed in this WSL distribution: run' >&2",
-            f"  echo 'stackresolve plan --tf {version} --os wsl2 --format apt inside WSL first (no Linux driver).' >&2",
+            f"  echo 'stackresolve plan {Framework(stack.framework.name).flag} {version} --os wsl2 --format apt "
+            f"inside WSL first (no Linux driver).' >&2",
             "  exit 1",
             "fi",
         ]
@@ -380,16 +395,17 @@ def _linux_script(plan: WslPlan) -> list[str]:
         *[f"\"$VENV/bin/python\" -m pip install {shlex.quote(p)}" for p in plan.pip.pre_install],
         "\"$VENV/bin/python\" -m pip install \\\n    " + pip_args,
         "\"$VENV/bin/python\" -c \"" + plan.check_code + "\"",
-        "echo \"TensorFlow is in $VENV (source $VENV/bin/activate)\"",
+        f"echo \"{Framework(stack.framework.name).display} is in $VENV (source $VENV/bin/activate)\"",
     ]
     return "\n".join(script).split("\n")
 
 
 def _wsl(plan: WslPlan) -> str:
     stack = plan.inside.stack
-    version = _checked(stack.framework.upstream_version, _VERSION, "TensorFlow version")
+    version = _checked(stack.framework.upstream_version, _VERSION, "framework version")
     values = {
-        "TfVersion": ps_quote(version),
+        "Framework": ps_quote(Framework(stack.framework.name).display),
+        "Version": ps_quote(version),
         "Distro": ps_quote(WSL_DISTRO),
         "HasCuda": "$true" if stack.cuda else "$false",
         "MinDriver": ps_quote(ps_version(stack.driver.minimum) if stack.cuda else ""),
@@ -397,9 +413,9 @@ def _wsl(plan: WslPlan) -> str:
     }
     lines = [safe_header(plan.resolution, "powershell").rstrip("\n"),
              one_line(f"# WSL2 route: {plan.why}"),
-             f"#   ({NATIVE_GPU_END_SOURCE})",
+             *([f"#   ({NATIVE_GPU_END_SOURCE})"] if stack.framework.name == Framework.TENSORFLOW.value else []),
              one_line(f"# Stack inside WSL2: {stack.summary}"),
-             "# Run from PowerShell: powershell -ExecutionPolicy Bypass -File .\\install-tensorflow.ps1",
+             f"# Run from PowerShell: powershell -ExecutionPolicy Bypass -File .\\{script_name(stack)}",
              "#Requires -Version 5.1",
              PRELUDE.rstrip("\n"),
              "",
@@ -408,6 +424,15 @@ def _wsl(plan: WslPlan) -> str:
              "$LinuxScript = " + here_string(_linux_script(plan)),
              WSL_STEPS.rstrip("\n")]
     return "\n".join(lines) + "\n"
+
+
+def script_name(stack) -> str:
+    return f"install-{environment_name(stack)}.ps1"
+
+
+def requirement_lines(pip) -> list[str]:
+    """The requirements file the script writes: the index option first (pip reads it from the file)."""
+    return [*((pip.index_line,) if pip.index_args else ()), *pip.requirements]
 
 
 def render(plan) -> str:

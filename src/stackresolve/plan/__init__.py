@@ -52,15 +52,44 @@ def decide(fmt: str, resolution: Resolution, kb, options: PlanOptions = PlanOpti
 
 
 def import_check_code(stack) -> str:
-    """One line of Python that exits 0 only when TensorFlow imports (and, for GPU stacks, sees a GPU): the check
-    every install plan ends with."""
+    """One line of Python that exits 0 only when the framework imports (and, for GPU stacks, sees the GPU): the
+    check every install plan ends with."""
     from packaging.version import Version
 
+    from stackresolve.model.enums import Framework, GpuSupport
+
+    framework = Framework(stack.framework.name)
+    metal = stack.gpu.support is GpuSupport.METAL
+    if framework is Framework.PYTORCH:
+        if metal:
+            return ("import torch; ok = torch.backends.mps.is_available(); print(torch.__version__, ok); "
+                    "raise SystemExit(0 if ok else 1)")
+        if stack.cuda is None:
+            return "import torch; print(torch.__version__)"
+        return ("import torch; ok = torch.cuda.is_available(); print(torch.__version__, torch.version.cuda, ok); "
+                "raise SystemExit(0 if ok else 1)")
+    if framework is Framework.JAX:
+        if stack.cuda is None:
+            return "import jax; print(jax.__version__, jax.devices())"
+        # jax.devices('gpu') raises when no GPU backend starts, so the exit code says it.
+        return "import jax; print(jax.__version__, jax.devices('gpu'))"
     version = Version(stack.framework.upstream_version)
-    if stack.cuda is None:
+    if stack.cuda is None and not metal:
         return "import tensorflow as tf; print(tf.__version__)"
     if version.major == 1:
         return "import tensorflow as tf; ok = tf.test.is_gpu_available(); print(ok); raise SystemExit(0 if ok else 1)"
     listing = "tf.config.experimental.list_physical_devices" if version < Version("2.1") else \
         "tf.config.list_physical_devices"
     return f"import tensorflow as tf; gpus = {listing}('GPU'); print(gpus); raise SystemExit(0 if gpus else 1)"
+
+
+def environment_name(stack) -> str:
+    """The name plans give the environment, image or venv: "tf-2.15.1", "torch-2.5.1-cu124", "jax-0.4.35"."""
+    from stackresolve.model.enums import Framework
+
+    fw = stack.framework
+    if fw.name == Framework.PYTORCH.value:
+        return f"torch-{fw.version}" + (f"-{fw.variant}" if fw.variant else "")
+    if fw.name == Framework.JAX.value:
+        return f"jax-{fw.version}" + (f"-{fw.extras[0]}" if fw.extras else "")
+    return f"tf-{fw.upstream_version}" + ("-nvidia" if fw.index else "")

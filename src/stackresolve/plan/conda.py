@@ -17,7 +17,7 @@ from stackresolve.knowledge.channels import CondaKnowledge, nearest_cudnn
 from stackresolve.knowledge.rules import cudnn_rule_text
 from stackresolve.model.enums import Delivery, Os
 from stackresolve.model.stack import Resolution
-from stackresolve.plan import PlanOptions, Refusal, validate_env_name
+from stackresolve.plan import PlanOptions, Refusal, environment_name, validate_env_name
 from stackresolve.plan import pip as pip_plan
 
 # Preferred channels when several carry the same cuDNN; others (NVIDIA's labels) only when they alone fit.
@@ -152,7 +152,7 @@ def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()
         return Refusal(resolution, f"this stack is NVIDIA's container {stack.framework.container}",
                        "use --format dockerfile")
     pip = pip_plan.decide(resolution)
-    default_name = f"tf-{stack.framework.upstream_version}" + ("-nvidia" if stack.framework.index else "")
+    default_name = environment_name(stack)
     name = validate_env_name(options.env_name if options.env_name is not None else default_name)
     notes: list[str] = []
     channel, cuda_specs, cudnn, extra_pip = DEFAULT_CHANNEL, (), None, ()
@@ -160,7 +160,7 @@ def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()
         notes += ["nvidia-tensorflow is not on the default package index: NVIDIA hosts it. The environment gets "
                   "nvidia-pyindex (it adds NVIDIA's index to pip's configuration); then, inside it:",
                   "  python -m pip install -r requirements.txt   (from stackresolve plan ... --format pip)"]
-    if stack.delivery is Delivery.PIP_WHEELS:
+    if stack.delivery in (Delivery.PIP_WHEELS, Delivery.BUNDLED):
         notes.append(pip.cuda_note + " No conda CUDA packages.")
     elif stack.delivery is Delivery.SYSTEM:
         conda = getattr(kb, "conda", None)
@@ -192,5 +192,8 @@ def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()
                      f"system.")
     else:
         notes.append("CPU-only stack: no CUDA packages.")
-    return CondaPlan(resolution, name, (channel,), pip.python, cuda_specs, pip,
-                     pip.pre_install or (*extra_pip, *pip.requirements), tuple(notes), cudnn)
+    if pip.index_args:
+        notes.append(f"conda passes the pip section to pip as a requirements file, so its first line ("
+                     f"{pip.index_line}) points pip at {stack.framework.distribution}'s index.")
+    in_env = pip.pre_install or (*((pip.index_line,) if pip.index_args else ()), *extra_pip, *pip.requirements)
+    return CondaPlan(resolution, name, (channel,), pip.python, cuda_specs, pip, in_env, tuple(notes), cudnn)

@@ -21,7 +21,7 @@ from packaging.version import Version
 from stackresolve.knowledge.rules import cudnn_accepts, cudnn_rule_text
 from stackresolve.model.enums import Delivery, Os
 from stackresolve.model.stack import Resolution, Stack
-from stackresolve.plan import PlanOptions, Refusal, import_check_code
+from stackresolve.plan import PlanOptions, Refusal, environment_name, import_check_code
 from stackresolve.plan import pip as pip_plan
 from stackresolve.plan.apt import choose_cudnn
 
@@ -52,7 +52,7 @@ class DockerPlan:
 
     @property
     def tag(self) -> str:
-        return f"tf-{self.resolution.stack.framework.upstream_version}"
+        return environment_name(self.resolution.stack)
 
 
 def _same_cudnn(stack: Stack, image_cudnn: str) -> bool:
@@ -98,10 +98,12 @@ def choose_base(resolution: Resolution, kb) -> tuple[Base, Resolution, tuple[str
     """(base image, the resolution whose pip lines to install, apt pins that set the stack's cuDNN)."""
     stack = resolution.stack
     python = stack.python.recommended
-    if stack.cuda is None or stack.delivery is Delivery.PIP_WHEELS:
+    if stack.cuda is None or stack.delivery in (Delivery.PIP_WHEELS, Delivery.BUNDLED):
+        cudnn = f"cuDNN {stack.cudnn.version}" if stack.cudnn else "cuDNN"
+        how = "inside its wheel" if stack.delivery is Delivery.BUNDLED else "as pip wheels"
         why = "CPU-only stack: a plain Python image" if stack.cuda is None else (
-            f"{stack.framework.pip_package} brings CUDA {stack.cuda.release} and cuDNN {stack.cudnn.version} as pip "
-            f"wheels; the image needs only Python (the NVIDIA Container Toolkit maps the host driver in)")
+            f"{stack.framework.pip_package} brings CUDA {stack.cuda.release} and {cudnn} {how}; the image needs "
+            f"only Python (the NVIDIA Container Toolkit maps the host driver in)")
         return Base(f"python:{python}-slim", "python", python, why, PYTHON_IMAGE_SOURCE), resolution, ()
     cuda = stack.cuda.version
     version = stack.framework.version
@@ -157,7 +159,7 @@ def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()
     if request.os in (Os.WINDOWS, Os.MACOS):
         return Refusal(resolution, f"No Dockerfile: containers run Linux, and this stack was resolved for "
                                    f"{request.os}.", "Re-run with --os linux (or --os wsl2 on Windows).")
-    if stack.cuda and request.arch.is_arm:
+    if stack.cuda and request.arch.is_arm and stack.delivery is Delivery.SYSTEM:
         return Refusal(resolution, f"No Dockerfile: the recorded CUDA base images are x86_64 only (asked: "
                                    f"{request.arch}).")
     check = import_check_code(stack)

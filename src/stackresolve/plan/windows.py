@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from stackresolve.knowledge.install_facts import CudaInstaller, CudnnZip, MsvcRuntime
-from stackresolve.model.enums import Delivery, Os
+from stackresolve.model.enums import Delivery, Framework, Os
 from stackresolve.model.stack import Resolution
 from stackresolve.plan import PlanOptions, Refusal, import_check_code
 from stackresolve.plan import pip as pip_plan
@@ -21,7 +21,7 @@ NATIVE_GPU_END_SOURCE = ("tensorflow/docs:site/en/install/pip.md@7c365021 (Windo
 class WindowsNativePlan:
     resolution: Resolution
     pip: pip_plan.PipPlan
-    msvc: MsvcRuntime
+    msvc: MsvcRuntime | None  # None: not recorded for this framework (TensorFlow's are)
     installer: CudaInstaller | None  # None: not recorded (the script sends the user to NVIDIA's archive)
     cudnn_zip: CudnnZip | None  # the stack's exact cuDNN for Windows, when recorded
     check_code: str
@@ -42,8 +42,11 @@ class WslPlan:
 
 def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()):
     request, stack = resolution.request, resolution.stack
+    tensorflow = request.framework is Framework.TENSORFLOW
     gone = (f"TensorFlow {LAST_NATIVE_GPU_LINE} was the last release with GPU support on native Windows; newer "
-            f"releases run their Linux GPU build inside WSL2 on the Windows driver")
+            f"releases run their Linux GPU build inside WSL2 on the Windows driver") if tensorflow else (
+        f"{request.framework.display} has no GPU build for native Windows; its Linux GPU build runs inside WSL2 on "
+        f"the Windows driver")
     if stack is None:
         wsl = next((a for a in resolution.alternatives if a.request.os is Os.WSL2), None)
         if request.os is Os.WINDOWS and wsl is not None:
@@ -52,17 +55,18 @@ def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()
         return Refusal(resolution, "No consistent stack for this request: run stackresolve plan without --format to "
                                    "see the conflicting facts and the nearest stacks.")
     if request.os is Os.WSL2:
-        return _wsl(resolution, resolution, "this stack targets WSL2: " + gone if stack.cuda else
+        native_gpu = request.framework is Framework.PYTORCH  # PyTorch still builds for native Windows
+        return _wsl(resolution, resolution, "this stack targets WSL2: " + gone if stack.cuda and not native_gpu else
                     "this stack targets WSL2 (the Linux build inside Windows)")
     if request.os is not Os.WINDOWS:
         return Refusal(resolution, f"This stack was resolved for {request.os}; PowerShell plans are for Windows "
                                    f"(--os windows, or --os wsl2). Use --format pip, apt or conda instead.")
     version = stack.framework.upstream_version
-    msvc = next((m for m in kb.msvc_runtimes if m.applies_to(version)), None)
-    if msvc is None:
+    msvc = next((m for m in kb.msvc_runtimes if m.applies_to(version)), None) if tensorflow else None
+    if msvc is None and tensorflow:
         return Refusal(resolution, f"windows.toml has no Visual C++ runtime record for TensorFlow {version}")
     installer = cudnn_zip = None
-    if stack.cuda:
+    if stack.cuda and stack.delivery is Delivery.SYSTEM:
         installers = [i for i in kb.cuda_installers if i.version == stack.cuda.version]
         installer = next((i for i in installers if i.release == stack.cuda.release), installers[0] if installers
                          else None)

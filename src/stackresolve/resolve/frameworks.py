@@ -221,7 +221,9 @@ def jax_candidates(kb: KnowledgeBase, request: Request, line: ReleaseLine,
         return []
     common = dict(vendor=Vendor.STOCK, distribution="jax", version=pairing.jax, line=line,
                   framework=Framework.JAX)
-    if request.cpu_only or platform not in ("linux", "linux_aarch64"):
+    if not request.cpu_only and platform not in ("linux", "linux_aarch64"):
+        return []  # JAX's GPU builds are Linux only (jax.toml [[platform]]): conflicts say so, with WSL2
+    if request.cpu_only:
         notes = []
         if request.apple_gpu:
             notes.append(jax_metal_note(fk, pairing.jax))
