@@ -114,3 +114,99 @@ def show_tf_text(kb: KnowledgeBase, version: str) -> str:
             python = f"Python {', '.join(b['python'])}, " if b["kind"] == "pip" else ""
             out.append(f"  {name}: {python}CUDA {b['cuda']}, driver >= {b['driver']}")
     return "\n".join(out) + "\n"
+
+
+# -- PyTorch and JAX ------------------------------------------------------------------------------------------
+def _framework_line(kb: KnowledgeBase, component: str, version: str, known: list[str]) -> str:
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        raise InputError(f"show {component} {version!r}: not a version; use a release line such as {known[-1]}")
+    line = f"{v.major}.{v.minor}"
+    if line not in known:
+        raise InputError(f"show {component} {version!r}: unknown release line; known lines are {known[0]} ... "
+                         f"{known[-1]}")
+    return line
+
+
+def show_torch_data(kb: KnowledgeBase, version: str) -> dict:
+    fk = kb.frameworks
+    known = sorted({r.line for r in fk.torch_releases}, key=Version)
+    line = _framework_line(kb, "torch", version, known)
+    releases = [r for r in fk.torch_releases if r.line == line]
+    variants = [v for v in fk.torch_variants if any(v.covers(r.version) for r in releases)]
+    return {
+        "line": line,
+        "releases": [{"version": r.version, "released": r.released, "pythons": dict(r.pythons),
+                      "default_variant": dict(r.default_variant), "variants": {k: list(v) for k, v in r.variants.items()},
+                      "torchvision": r.torchvision or None, "torchaudio": r.torchaudio or None, "source": r.source,
+                      "note": r.note} for r in releases],
+        "variants": [{"name": v.name, "releases": list(v.releases), "platforms": list(v.platforms),
+                      "default_index": v.default_index, "index_url": v.index_url or None, "cuda": v.cuda,
+                      "cudnn": v.cudnn or None, "sass": list(v.sass), "ptx": list(v.ptx), "arch_basis": v.arch_basis,
+                      "driver_min_linux": v.driver_min_linux or None, "driver_min_windows": v.driver_min_windows or None,
+                      "source": v.source} for v in variants],
+    }
+
+
+def show_torch_text(kb: KnowledgeBase, version: str) -> str:
+    data = show_torch_data(kb, version)
+    out = [f"PyTorch {data['line']}", "", "Releases on the package index (CPython versions with a wheel)"]
+    for r in data["releases"]:
+        platforms = "; ".join(f"{p} {','.join(v)}" for p, v in r["pythons"].items() if v)
+        out.append(f"  torch {r['version']} ({r['released']}): {platforms}")
+        out.append(f"    default index: Linux {r['default_variant']['linux']}, Windows {r['default_variant']['windows']}"
+                   f", macOS {r['default_variant']['macos_arm64']}; torchvision {r['torchvision'] or '-'}, "
+                   f"torchaudio {r['torchaudio'] or '-'}")
+    out += ["", "CUDA variants (architectures compiled into torch's kernels)"]
+    for v in data["variants"]:
+        where = "default index" if v["default_index"] else v["index_url"]
+        out.append(f"  {v['name']:<6} {'/'.join(v['platforms']):<22} CUDA {v['cuda']:<5} cuDNN {v['cudnn'] or '?':<10} "
+                   f"SASS {','.join(v['sass']) or '?'}; PTX {','.join(v['ptx']) or 'none'} ({v['arch_basis']}) "
+                   f"[{where}] releases {','.join(v['releases'])}")
+    return "\n".join(out) + "\n"
+
+
+def show_jax_data(kb: KnowledgeBase, version: str) -> dict:
+    from stackresolve.knowledge.frameworks import line_of
+
+    fk = kb.frameworks
+    known = sorted({line_of(p.jax) for p in fk.jax_pairings}, key=Version)
+    line = _framework_line(kb, "jax", version, known)
+    pairings = [p for p in fk.jax_pairings if line_of(p.jax) == line]
+    versions = {p.jax for p in pairings}
+    return {
+        "line": line,
+        "releases": [{"version": p.jax, "jaxlib_requires": list(p.jaxlib_requires), "jaxlib_min": p.jaxlib_min or None,
+                      "requires_python": p.requires_python or None, "yanked": p.yanked, "source": p.source}
+                     for p in pairings],
+        "routes": [{"jax": list(r.jax), "gpu_route": r.gpu_route, "cuda_extra": r.cuda_extra,
+                    "find_links": r.find_links or None, "plugin": r.plugin or None, "cuda_major": list(r.cuda_major),
+                    "cuda_min": r.cuda_min, "cudnn_min": r.cudnn_min, "cudnn_below": r.cudnn_below,
+                    "driver_min": r.driver_min or None, "cc_min": r.cc_min or None, "source": r.source, "note": r.note}
+                   for r in fk.jax_routes if versions & set(r.jax)],
+        "compiled_arch": [{"package": c.package, "versions": [v for v in c.versions if v in versions],
+                           "sass": list(c.sass), "ptx": list(c.ptx), "measured": c.measured, "source": c.source}
+                          for c in fk.jax_compiled if versions & set(c.versions)],
+    }
+
+
+def show_jax_text(kb: KnowledgeBase, version: str) -> str:
+    data = show_jax_data(kb, version)
+    out = [f"JAX {data['line']}", "", "Releases (pip's jaxlib requirement)"]
+    for r in data["releases"]:
+        out.append(f"  jax {r['version']}{' (yanked)' if r['yanked'] else ''}: jaxlib "
+                   f"{', '.join(r['jaxlib_requires']) or '>= ' + (r['jaxlib_min'] or '?')}; Python "
+                   f"{r['requires_python'] or '?'}")
+    out += ["", "GPU routes (the install guide at each release's tag)"]
+    for r in data["routes"]:
+        out.append(f"  jax {r['jax'][0]} ... {r['jax'][-1]}: jax[{r['cuda_extra']}] ({r['gpu_route']}"
+                   + (f", -f {r['find_links']}" if r["find_links"] else "") + f"): CUDA >= {r['cuda_min']}, cuDNN >= "
+                   f"{r['cudnn_min']} < {r['cudnn_below']}, driver >= {r['driver_min'] or 'the toolkit driver'}, "
+                   f"compute capability >= {r['cc_min'] or 'not stated'}")
+        out.append(f"    source: {r['source']}")
+    out += ["", "CUDA architectures in the GPU wheels"]
+    for c in data["compiled_arch"]:
+        out.append(f"  {c['package']} {c['versions'][0]} ... {c['versions'][-1]}: SASS {','.join(c['sass'])}; PTX "
+                   f"{','.join(c['ptx']) or 'none'} ({'measured' if c['measured'] else 'build flags'})")
+    return "\n".join(out) + "\n"

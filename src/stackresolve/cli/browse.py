@@ -54,18 +54,26 @@ def gpus(
 
 @show_app.command()
 def show(
-    component: str = typer.Argument(..., help="What to show: tf."),
+    component: str = typer.Argument(..., help="What to show: tf, torch or jax."),
     version: str = typer.Argument(..., help="Release line or version, e.g. 1.15."),
     fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
 ) -> None:
     """Show what the knowledge base says about a release, with sources."""
-    from stackresolve.browse import show_tf_json, show_tf_text
+    import json
+
+    from stackresolve import browse
     from stackresolve.request import InputError
 
-    choice(component, ("tf",), "component")
+    component = choice(component, ("tf", "torch", "jax"), "component")
     fmt = choice(fmt, ("text", "json"), "--format")
     kb = knowledge()
     try:
-        output(show_tf_json(kb, version) if fmt == "json" else show_tf_text(kb, version), None)
+        if component == "tf":
+            output(browse.show_tf_json(kb, version) if fmt == "json" else browse.show_tf_text(kb, version), None)
+        elif fmt == "json":
+            data = getattr(browse, f"show_{component}_data")(kb, version)
+            output(json.dumps({"schema": f"stackresolve/show-{component}@1", **data}, indent=2) + "\n", None)
+        else:
+            output(getattr(browse, f"show_{component}_text")(kb, version), None)
     except InputError as exc:
         fail(str(exc))
