@@ -10,7 +10,7 @@ from dataclasses import replace
 from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.knowledge.model import CudaToolkit, CudnnRelease, cc_tuple
+from stackresolve.knowledge.model import CudaToolkit, CudnnRelease, Pitfall, cc_tuple
 from stackresolve.knowledge.rules import (
     CUDNN_RULE_SOURCE,
     arch_predates,
@@ -59,6 +59,7 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
     tensorflow = fw.framework is Framework.TENSORFLOW
     pins = () if fw.container or not tensorflow else tuple(
         kb.pitfalls_for(framework.upstream_version, request.os.wheel_os.value, py.version))
+    pins += floor_pins(fw)
     entries = tuple(GpuEntry(g.name or None, g.cc, g.architecture, support_on(fw, g.cc), g.source)
                     for g in request.gpus)
 
@@ -88,6 +89,17 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
 
 
 # -- components ---------------------------------------------------------------------------------------------
+def floor_pins(fw: FrameworkCandidate) -> tuple[Pitfall, ...]:
+    """The and-cuda extra's wheels pinned at the floors of its ranges (TensorFlow 2.20+), as pip pins with their
+    reason: so the plan installs the CUDA and cuDNN it names."""
+    why = (f"{fw.distribution}[{','.join(fw.extras)}] {fw.version} asks for this wheel as a range starting here, the "
+           f"release it was built against; without the pin pip takes the newest of the range (a newer CUDA than "
+           f"the stack names)")
+    return tuple(Pitfall(package=text.split("==")[0], constraint="==" + text.split("==")[1], tf="", os=(),
+                         python="", why=why, source=fw.source) for text in fw.wheel_floors)
+
+
+
 def cpu_gpu_pin(request: Request, fw: FrameworkCandidate) -> GpuPin:
     """The GPU of a stack without CUDA: an Apple GPU through Metal, or none."""
     name = fw.framework.display
@@ -188,10 +200,11 @@ def cuda_pin(fw: FrameworkCandidate, toolkit: CudaToolkit) -> CudaPin:
         wheels = " (pip wheels it depends on)" if fw.delivery is Delivery.PIP_WHEELS else ""
         return CudaPin(toolkit.version, fw.cuda_release, fw.delivery,
                        f"release {fw.nvidia.release} is built with CUDA {fw.cuda_release}{wheels}", fw.source)
-    if fw.cuda_release:  # an and-cuda extra that pins exact wheels
+    if fw.cuda_release:  # an and-cuda extra that pins exact wheels, or ranges the plan pins at their floors
+        floor = " (the floor of its range, pinned by the plan)" if fw.wheel_floors else ""
         return CudaPin(toolkit.version, fw.cuda_release, fw.delivery,
                        f"{fw.distribution}[{','.join(fw.extras)}] {fw.version} installs the CUDA {fw.cuda_release} "
-                       f"runtime as pip wheels", fw.source)
+                       f"runtime as pip wheels{floor}", fw.source)
     if fw.delivery is Delivery.PIP_WHEELS:
         return CudaPin(toolkit.version, toolkit.newest_release, fw.delivery,
                        f"{fw.distribution}[{','.join(fw.extras)}] installs CUDA runtime wheels within ranges; "

@@ -82,6 +82,7 @@ class FrameworkCandidate:
     preference: tuple = ()  # within a release: which build to try first (smaller first)
     metal: bool = False  # runs on an Apple GPU through Metal (tensorflow-metal, MPS)
     notes: tuple[str, ...] = ()  # facts about the build a plan must say (a finding each)
+    wheel_floors: tuple[str, ...] = ()  # "nvidia-cudnn-cu12==9.3.0.75": an extra's ranges pinned at their floors
     name: str = "framework"
 
     @cached_property
@@ -306,9 +307,34 @@ def _stock_candidate(kb: KnowledgeBase, request: Request, line: TensorFlowLine, 
     # "compiled with" cuDNN, where recorded, corrects the table's.
     artifact = kb.cudnn_artifact(line.version, request.os)
     compiled = artifact.compiled if artifact and artifact.compiled and artifact.cuda == build.cuda else build.cudnn
+    floors = range_floors(release.and_cuda) if use_extra else ()
+    runtime_floor = pinned_version(floors, _CUDA_RUNTIME)
+    cudnn_floor = pinned_version(floors, _CUDNN)
     return FrameworkCandidate(**common, cuda=build.cuda, cudnn_compiled=compiled,
                               delivery=Delivery.PIP_WHEELS if use_extra else Delivery.SYSTEM,
-                              extras=("and-cuda",) if use_extra else (), arch=arch)
+                              extras=("and-cuda",) if use_extra else (), arch=arch,
+                              cuda_release=str(runtime_floor) if runtime_floor else None,
+                              cudnn_fixed=".".join(str(p) for p in cudnn_floor.release[:3]) if cudnn_floor else None,
+                              wheel_floors=floors)
+
+
+def range_floors(requirements: tuple[str, ...]) -> tuple[str, ...]:
+    """An extra's version ranges pinned at their lower bounds ("nvidia-cudnn-cu12>=9.3.0.75,<10" ->
+    "nvidia-cudnn-cu12==9.3.0.75"): the wheels TensorFlow declared as its minimum, i.e. what it was built and
+    tested against. Unpinned, pip takes the newest in each range (CUDA 12.9 wheels for TF 2.20 when measured),
+    which is not the stack the plan names."""
+    from packaging.requirements import InvalidRequirement, Requirement as PipRequirement
+
+    out = []
+    for text in requirements:
+        try:
+            req = PipRequirement(text)
+        except InvalidRequirement:
+            continue
+        floors = [s.version for s in req.specifier if s.operator == ">="]
+        if floors and not any(s.operator in ("==", "===") for s in req.specifier):
+            out.append(f"{req.name}=={floors[0]}")
+    return tuple(out)
 
 
 def _nvidia_candidates(kb: KnowledgeBase, request: Request) -> list[FrameworkCandidate]:
