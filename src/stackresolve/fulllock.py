@@ -94,7 +94,7 @@ def compile_lock(pip: PipPlan, fmt: str = "requirements.txt", *, index: str | No
         out = Path(scratch) / ("pylock.toml" if fmt == "pylock.toml" else "requirements.txt")
         argv = [uv_binary(), "pip", "compile", str(requirements), "--python-version", pip.python,
                 "--python-platform", platform, "--generate-hashes", "--format", fmt,
-                "--index-url", index_url(index), "--no-header", "--quiet", "-o", str(out)]
+                *index_options(pip, index_url(index)), "--no-header", "--quiet", "-o", str(out)]
         env = {k: v for k, v in os.environ.items() if not k.startswith(("UV_", "PIP_"))}
         try:
             done = (runner or subprocess.run)(argv, capture_output=True, text=True, timeout=timeout, env=env,
@@ -109,6 +109,18 @@ def compile_lock(pip: PipPlan, fmt: str = "requirements.txt", *, index: str | No
                              f"{detail or 'no message'}")
         text = out.read_text(encoding="utf-8")
     return FullLock(text, fmt, pip.python, platform, cuda_wheels(text))
+
+
+def index_options(pip: PipPlan, default_index: str) -> list[str]:
+    """uv's index options: the plan's own index in place of the default one (PyTorch's --index-url, which also
+    serves the dependencies), or beside it (an --extra-index-url, a --find-links page)."""
+    if not pip.index_args:
+        return ["--index-url", default_index]
+    option, url = pip.index_args
+    if option == "--index-url":
+        return ["--index-url", url]
+    # Local versions (torch==1.12.1+cu113) are only on the extra index: uv must look at every index for them.
+    return ["--index-url", default_index, option, url, "--index-strategy", "unsafe-best-match"]
 
 
 def cuda_wheels(text: str) -> dict[str, str]:

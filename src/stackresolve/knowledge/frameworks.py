@@ -12,7 +12,7 @@ from packaging.version import Version
 
 from stackresolve.knowledge.fields import CC, Fields, KnowledgeError, records
 
-FRAMEWORK_FILES = ("pytorch.toml", "jax.toml", "apple.toml")
+FRAMEWORK_FILES = ("pytorch.toml", "torch_companions.toml", "jax.toml", "apple.toml")
 
 # Platforms PyTorch's release records list Python versions for, as tensorflow_wheels.toml names them.
 TORCH_PLATFORMS = ("linux", "linux_aarch64", "windows", "macos_arm64", "macos_x86_64")
@@ -78,6 +78,16 @@ class TorchVariant:
     def find_links(self) -> bool:
         """Before 1.11 PyTorch served its variants as a find-links page with local versions (torch==1.9.0+cu111)."""
         return self.index_url.endswith(".html")
+
+
+@dataclass(frozen=True)
+class TorchCompanion:
+    """A torchvision or torchaudio release and the CPython versions per platform with a wheel on the index."""
+
+    package: str
+    version: str
+    pythons: dict[str, tuple[str, ...]]
+    source: str
 
 
 # -- JAX ------------------------------------------------------------------------------------------------------
@@ -219,8 +229,12 @@ class FrameworkKnowledge:
     tensorflow_macos: tuple[TensorflowMacos, ...]
     torch_mps: tuple[TorchMps, ...]
     jax_metal: tuple[JaxMetal, ...]
+    torch_companions: tuple[TorchCompanion, ...] = ()
 
     # -- PyTorch
+    def torch_companion(self, package: str, version: str) -> TorchCompanion | None:
+        return next((c for c in self.torch_companions if c.package == package and c.version == version), None)
+
     def torch_release(self, version: str) -> TorchRelease | None:
         return next((r for r in self.torch_releases if r.version == version), None)
 
@@ -321,6 +335,14 @@ def parse_pytorch(doc: dict) -> tuple[tuple[TorchRelease, ...], tuple[TorchVaria
             note=r.note(),
         ))
     return releases, tuple(variants)
+
+
+def parse_torch_companions(doc: dict) -> tuple[TorchCompanion, ...]:
+    return tuple(
+        TorchCompanion(package=r.one_of("package", ("torchvision", "torchaudio")), version=r.version("version"),
+                       pythons={p: r.texts(p, pattern=PYTHON) for p in TORCH_PLATFORMS}, source=r.source())
+        for r in records(doc, "companion", "torch_companions.toml")
+    )
 
 
 def parse_jax(doc: dict):
@@ -446,4 +468,4 @@ def build_frameworks(docs: dict[str, dict]) -> FrameworkKnowledge:
     routes, extras, pairings, wheels, compiled, platforms = parse_jax(docs["jax.toml"])
     metal, macos, mps, jax_metal = parse_apple(docs["apple.toml"])
     return FrameworkKnowledge(torch_releases, torch_variants, routes, extras, pairings, wheels, compiled, platforms,
-                              metal, macos, mps, jax_metal)
+                              metal, macos, mps, jax_metal, parse_torch_companions(docs["torch_companions.toml"]))

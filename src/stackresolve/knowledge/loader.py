@@ -294,7 +294,7 @@ def parse_nvidia_builds(doc: dict) -> tuple[NvidiaBuild, ...]:
 CORE_FILES = ("meta.toml", "tensorflow.toml", "tensorflow_wheels.toml", "cuda.toml", "cudnn.toml", "gpus.toml",
               "drivers.toml", "pitfalls.toml", "nvidia_tensorflow.toml")
 INSTALL_FILES = ("docker.toml", "windows.toml", "apt.toml", "conda.toml")
-FRAMEWORK_FILES = ("pytorch.toml", "jax.toml", "apple.toml")
+FRAMEWORK_FILES = ("pytorch.toml", "torch_companions.toml", "jax.toml", "apple.toml")
 
 
 WHEELS_FILE = "tensorflow_wheels.toml"

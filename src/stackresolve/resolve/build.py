@@ -167,7 +167,8 @@ def python_pin(request: Request, fw: FrameworkCandidate, py: PythonCandidate) ->
     if fw.container:
         why = f"the container carries its own Python {py.version}"
     else:
-        why = (f"{fw.label} has {request.wheel_platform} wheels for Python {', '.join(available)}"
+        with_companions = f" with {', '.join(fw.companions)}" if fw.companions else ""
+        why = (f"{fw.label}{with_companions} has {request.wheel_platform} wheels for Python {', '.join(available)}"
                + (f"; Python {request.python} was asked for" if request.python else
                   "; the newest of them is recommended"))
     findings = []

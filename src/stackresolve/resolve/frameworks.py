@@ -83,6 +83,9 @@ def torch_candidates(kb: KnowledgeBase, request: Request, line: ReleaseLine,
     fk = kb.frameworks
     platform = request.wheel_platform
     pythons = _plannable(release.pythons.get(platform, ()))
+    companions = installable_companions(fk, release, platform)
+    for companion in companions:
+        pythons = tuple(p for p in pythons if p in companion.pythons.get(platform, ()))
     if not pythons:
         return []
     common = dict(vendor=Vendor.STOCK, distribution="torch", version=release.version, line=line,
@@ -101,12 +104,24 @@ def torch_candidates(kb: KnowledgeBase, request: Request, line: ReleaseLine,
     return out
 
 
-def _companions(release: TorchRelease, local: str) -> tuple[str, ...]:
+def installable_companions(fk: FrameworkKnowledge, release: TorchRelease, platform: str) -> list:
+    """The torchvision and torchaudio releases made for a torch release that have wheels for this platform (a
+    plan's Python must have wheels of each: torchvision 0.20.1 has none for 3.13, torch 2.5.1 has)."""
     out = []
-    if release.torchvision:
-        out.append(f"torchvision=={release.torchvision}{local}")
-    if release.torchaudio:
-        out.append(f"torchaudio=={release.torchaudio}")  # pip takes the variant's build: it sorts above the plain one
+    for package, version in (("torchvision", release.torchvision), ("torchaudio", release.torchaudio)):
+        companion = fk.torch_companion(package, version) if version else None
+        if companion is not None and companion.pythons.get(platform):
+            out.append(companion)
+    return out
+
+
+def _companions(fk: FrameworkKnowledge, release: TorchRelease, platform: str, local: str) -> tuple[str, ...]:
+    out = []
+    for companion in installable_companions(fk, release, platform):
+        # torchaudio keeps no local label: pip takes the variant's build from the extra index, as it sorts above
+        # the plain one (PyTorch's own commands write it that way).
+        label = local if companion.package == "torchvision" else ""
+        out.append(f"{companion.package}=={companion.version}{label}")
     return tuple(out)
 
 
@@ -134,12 +149,12 @@ def _torch_cpu(fk: FrameworkKnowledge, request: Request, release: TorchRelease, 
             notes.append(f"PyTorch {release.version}'s MPS backend needs macOS {mps.macos_min} or later")
     if release.default_variant.get(platform, "cpu") == "cpu":
         return FrameworkCandidate(**common, gpu=False, source=release.source, variant="cpu",
-                                  companions=_companions(release, ""), metal=metal, notes=tuple(notes))
+                                  companions=_companions(fk, release, platform, ""), metal=metal, notes=tuple(notes))
     # Linux x86_64 (and aarch64 from 2.11): the default index carries a CUDA build; the CPU build is PyTorch's.
     option, url, local = _torch_index(release, TORCH_CPU_INDEX, "cpu")
     return FrameworkCandidate(**common, gpu=False, source=f"{release.source}; {TORCH_INDEX_SOURCE}", variant="cpu",
                               index_url=url, index_option=option, local_version=local,
-                              companions=_companions(release, local))
+                              companions=_companions(fk, release, platform, local))
 
 
 def torch_cudnn(release: TorchRelease, variant: TorchVariant, platform: str) -> str:
@@ -172,10 +187,11 @@ def _torch_gpu(kb: KnowledgeBase, request: Request, release: TorchRelease, varia
                   preference=(not variant.default_index, tuple(-x for x in Version(variant.cuda).release)), notes=tuple(notes))
     if variant.default_index:
         return FrameworkCandidate(**fields, source=f"{release.source}; {variant.source}",
-                                  companions=_companions(release, ""))
+                                  companions=_companions(kb.frameworks, release, platform, ""))
     option, url, local = _torch_index(release, variant.index_url, variant.name)
     return FrameworkCandidate(**fields, source=f"{variant.source}; {TORCH_INDEX_SOURCE}", index_url=url,
-                              index_option=option, local_version=local, companions=_companions(release, local))
+                              index_option=option, local_version=local,
+                              companions=_companions(kb.frameworks, release, platform, local))
 
 
 # -- JAX ------------------------------------------------------------------------------------------------------
