@@ -13,7 +13,8 @@ import typer
 
 from stackresolve import __version__
 
-HELP = "Resolve a working NVIDIA driver + CUDA + cuDNN + Python + TensorFlow stack and print how to install it."
+HELP = ("Resolve a working NVIDIA driver + CUDA + cuDNN + Python + TensorFlow, PyTorch or JAX stack and print how to "
+        "install it.")
 # name -> (module, one-line help: the first line of the command's docstring; a test keeps them equal)
 COMMANDS = {
     "plan": ("stackresolve.cli.plan", "Resolve a consistent stack for a TensorFlow, PyTorch or JAX target and "

@@ -203,8 +203,10 @@ class Stack:
     def summary(self) -> str:
         parts = [self.framework.label, f"Python {self.python.recommended}"]
         if self.cuda:
-            parts += [f"CUDA {self.cuda.version}", f"cuDNN {self.cudnn.version}" if self.cudnn else
-                      "cuDNN (bundled, version not recorded)"]
+            at_least = ">= " if self.cuda.release.endswith(".x") else ""  # JAX: the newest wheels of a range
+            cudnn = "cuDNN (bundled, version not recorded)" if self.cudnn is None else \
+                f"cuDNN {'>= ' if not self.cudnn.full_version else ''}{self.cudnn.version}"
+            parts += [f"CUDA {at_least}{self.cuda.version}", cudnn]
             if self.driver is not None:
                 parts.append(f"driver >= {self.driver.minimum or '(unknown)'}")
         elif self.gpu.support is GpuSupport.METAL:
