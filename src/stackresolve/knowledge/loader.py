@@ -367,34 +367,35 @@ def _build_install(docs: dict[str, dict]):
     return build_install(docs)
 
 
-def load_install(directory: Path | None, digest_text: str, use_snapshot: bool = True):
-    """The install facts of the knowledge base whose data digest is `digest_text`."""
+def _load_part(kind: str, files: tuple[str, ...], directory: Path | None, digest_text: str, use_snapshot: bool,
+               expected_type: type, build):
+    """A part of the knowledge base loaded on first use: from its own snapshot, else parsed and snapshotted."""
     from stackresolve.knowledge import snapshot
-    from stackresolve.knowledge.install import InstallKnowledge
 
     if use_snapshot:
-        cached = snapshot.load(digest_text, InstallKnowledge, kind="install")
+        cached = snapshot.load(digest_text, expected_type, kind=kind)
         if cached is not None:
             return cached
-    install = _build_install({name: _parse(name, _read_bytes(name, directory)) for name in INSTALL_FILES})
+    part = build({name: _parse(name, _read_bytes(name, directory)) for name in files})
     if use_snapshot:
-        snapshot.store(digest_text, install, kind="install")
-    return install
+        snapshot.store(digest_text, part, kind=kind)
+    return part
+
+
+def load_install(directory: Path | None, digest_text: str, use_snapshot: bool = True):
+    """The install facts of the knowledge base whose data digest is `digest_text`."""
+    from stackresolve.knowledge.install import InstallKnowledge
+
+    return _load_part("install", INSTALL_FILES, directory, digest_text, use_snapshot, InstallKnowledge,
+                      _build_install)
 
 
 def load_frameworks(directory: Path | None, digest_text: str, use_snapshot: bool = True):
     """The PyTorch, JAX and Apple facts of the knowledge base whose data digest is `digest_text`."""
-    from stackresolve.knowledge import snapshot
     from stackresolve.knowledge.frameworks import FrameworkKnowledge, build_frameworks
 
-    if use_snapshot:
-        cached = snapshot.load(digest_text, FrameworkKnowledge, kind="frameworks")
-        if cached is not None:
-            return cached
-    frameworks = build_frameworks({name: _parse(name, _read_bytes(name, directory)) for name in FRAMEWORK_FILES})
-    if use_snapshot:
-        snapshot.store(digest_text, frameworks, kind="frameworks")
-    return frameworks
+    return _load_part("frameworks", FRAMEWORK_FILES, directory, digest_text, use_snapshot, FrameworkKnowledge,
+                      build_frameworks)
 
 
 def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_loader, frameworks_loader=None):
