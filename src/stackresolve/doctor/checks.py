@@ -48,6 +48,11 @@ class Context:
     installed: object | None  # the installed TensorFlow (FrameworkInfo)
 
 
+# Detection reports these as warnings; `import jax` raises RuntimeError for them (jax/_src/lib/__init__.py:
+# check_jaxlib_version, and jaxlib missing altogether), so doctor judges them errors.
+IMPORT_FAILS = ("jax-jaxlib-mismatch", "jax-without-jaxlib")
+
+
 def carried_detection_findings(machine, kb: KnowledgeBase) -> list[Finding]:
     out = []
     for f in machine.findings:
@@ -56,7 +61,8 @@ def carried_detection_findings(machine, kb: KnowledgeBase) -> list[Finding]:
         if f.code == "compute-capability-unknown" and any(
                 g.compute_capability is None and g.name and kb.find_gpu(g.name) for g in machine.gpus):
             continue  # the GPU table knows it
-        out.append(Finding(f.severity, f.code, f.message, f.fix, f"detect: {f.source}" if f.source else "detect"))
+        severity = E if f.code in IMPORT_FAILS else f.severity
+        out.append(Finding(severity, f.code, f.message, f.fix, f"detect: {f.source}" if f.source else "detect"))
     return out
 
 
@@ -437,3 +443,4 @@ def cpu_build(ctx: Context) -> list[Finding]:
                         f"{inst.package} {inst.version} is a CPU-only build but this machine has an NVIDIA GPU",
                         "install the GPU build the plan command names", inst.source or "python-probe")]
     return []
+
