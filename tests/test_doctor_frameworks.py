@@ -278,7 +278,32 @@ def test_healthy_jax_cuda12(tmp_path, kb):
     assert report.frameworks[0].driver_min == "525.60.13"
 
 
-# --- TensorFlow beside them -------------------------------------------------------------------------------------------
+# --- TensorFlow beside them, NVIDIA's TensorFlow -------------------------------------------------------------------
+NV_BUILD_INFO = ('\n"""Generates a Python module containing information about the build."""\n'  # as in detect's test
+                 "from __future__ import absolute_import\nfrom __future__ import division\n"
+                 "from __future__ import print_function\n\nis_rocm_build = False\nis_cuda_build = True\n\n"
+                 "cuda_version_number = '12.1'\ncudnn_version_number = '8'\n")
+
+
+def test_nvidia_tensorflow_is_its_own_release(tmp_path, kb):
+    # nvidia_tensorflow-1.15.5+nv23.03 (NVIDIA/tensorflow#85); nvidia_tensorflow.toml: release 23.03, CUDA 12.1
+    m = machine(tmp_path, LINUX, *RTX4070, {"nvidia_tensorflow-1.15.5+nv23.03.dist-info":
+                                            ("nvidia-tensorflow", "1.15.5+nv23.03")},
+                {"tensorflow/__init__.py": "", "tensorflow_core/python/platform/build_info.py": NV_BUILD_INFO},
+                python="3.8.10")
+    report = diagnose(m, kb)
+    assert "tensorflow-unknown-release" not in codes(report)
+    t = report.target
+    assert (t.tf_version, t.origin, t.cuda) == ("1.15.5+nv23.03", "installed", "12.1")
+    assert t.pip_package.startswith("nvidia-tensorflow")
+    assert report.plan_hint().startswith("stackresolve plan --tf 1.15.5 --vendor nvidia ")
+    # an older release is checked against itself, not the newest NVIDIA build (22.12: CUDA 11.8)
+    old = machine(tmp_path / "old", LINUX, *RTX4070, {"nvidia_tensorflow-1.15.5+nv22.12.dist-info":
+                                                      ("nvidia-tensorflow", "1.15.5+nv22.12")}, python="3.8.10")
+    t = diagnose(old, kb).target
+    assert (t.tf_version, t.cuda) == ("1.15.5+nv22.12", "11.8")
+
+
 def test_tensorflow_and_torch_side_by_side(tmp_path, kb):
     dists = {"tensorflow-2.15.1.dist-info": ("tensorflow", "2.15.1"), **TORCH_251[0]}
     report = diagnose(machine(tmp_path, LINUX, *RTX3090_R470, dists, TORCH_251[1]), kb)

@@ -61,6 +61,8 @@ class DoctorReport:
         if self.target is None and self.frameworks:
             return self.frameworks[0].plan_command
         version = self.target.tf_version if self.target else "VERSION"
+        if "+nv" in version:  # NVIDIA's build: its upstream release, from NVIDIA's builds
+            return f"stackresolve plan --tf {version.split('+')[0]} --vendor nvidia --format {PLAN_FORMATS}"
         return f"stackresolve plan --tf {version} --format {PLAN_FORMATS}"
 
     def to_json_dict(self) -> dict:
