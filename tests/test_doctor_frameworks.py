@@ -278,7 +278,7 @@ def test_healthy_jax_cuda12(tmp_path, kb):
     assert report.frameworks[0].driver_min == "525.60.13"
 
 
-# --- TensorFlow beside them, NVIDIA's TensorFlow -------------------------------------------------------------------
+# --- TensorFlow beside them, NVIDIA's TensorFlow, Keras 3 ------------------------------------------------------------------
 NV_BUILD_INFO = ('\n"""Generates a Python module containing information about the build."""\n'  # as in detect's test
                  "from __future__ import absolute_import\nfrom __future__ import division\n"
                  "from __future__ import print_function\n\nis_rocm_build = False\nis_cuda_build = True\n\n"
@@ -302,6 +302,23 @@ def test_nvidia_tensorflow_is_its_own_release(tmp_path, kb):
                                                       ("nvidia-tensorflow", "1.15.5+nv22.12")}, python="3.8.10")
     t = diagnose(old, kb).target
     assert (t.tf_version, t.cuda) == ("1.15.5+nv22.12", "11.8")
+
+
+def test_keras3_beside_tensorflow_216(tmp_path, kb):
+    # TensorFlow 2.16's release notes: Keras 3 is tf.keras; Keras 2 code needs tf-keras~=2.16 + TF_USE_LEGACY_KERAS=1
+    dists = {"tensorflow-2.16.1.dist-info": ("tensorflow", "2.16.1"), "keras-3.3.3.dist-info": ("keras", "3.3.3")}
+    report = diagnose(machine(tmp_path / "a", LINUX, *RTX4070, dists), kb)
+    f = finding(report, "keras3-legacy-models")
+    assert f.severity == "info" and "tensorflow 2.16.1 with keras 3.3.3" in f.message
+    assert "pip install 'tf-keras~=2.16' and set TF_USE_LEGACY_KERAS=1" in f.fix
+    assert "releases/tag/v2.16.1" in f.source
+    # tf-keras installed and switched on: nothing to say
+    m = machine(tmp_path / "b", LINUX, *RTX4070, {**dists, "tf_keras-2.16.0.dist-info": ("tf-keras", "2.16.0")})
+    assert "keras3-legacy-models" not in codes(diagnose(replace(m, env={"TF_USE_LEGACY_KERAS": "1"}), kb))
+    # Keras 2 (TF 2.15 pins keras 2.15): nothing to say
+    m = machine(tmp_path / "c", LINUX, *RTX4070, {"tensorflow-2.15.1.dist-info": ("tensorflow", "2.15.1"),
+                                                  "keras-2.15.0.dist-info": ("keras", "2.15.0")})
+    assert "keras3-legacy-models" not in codes(diagnose(m, kb))
 
 
 def test_tensorflow_and_torch_side_by_side(tmp_path, kb):

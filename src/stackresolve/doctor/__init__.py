@@ -62,6 +62,7 @@ def diagnose(machine, kb: KnowledgeBase, *, tf: str | None = None,
                 findings += checks.cpu_build(ctx)
             if choice.origin != "newest for this machine":
                 findings += checks.pitfalls(ctx)
+        findings += checks.keras3(machine)
     framework_findings, framework_checks = check_frameworks(kb, machine, {f.code for f in findings})
     findings += framework_findings
     if resolution is None and framework_checks:
