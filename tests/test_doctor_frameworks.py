@@ -232,6 +232,17 @@ def test_cuda_torch_without_a_gpu(tmp_path, kb):
     assert report.healthy
 
 
+def test_a_torch_release_the_knowledge_base_does_not_know(tmp_path, kb):
+    # torch 2.5.0.dev20240720+cu124, a nightly (pytorch/pytorch#131312; tests/fixtures/errors/real/INDEX.toml)
+    m = machine(tmp_path, LINUX, *RTX4070, {"torch-2.5.0.dev20240720+cu124.dist-info":
+                                            ("torch", "2.5.0.dev20240720+cu124")})
+    assert (m.frameworks[0].variant, m.frameworks[0].cuda) == ("cu124", "12.4")  # read off the local version
+    report = diagnose(m, kb)
+    f = finding(report, "pytorch-unknown-release")
+    assert f.severity == "warning" and "2.5.0.dev20240720" in f.message
+    assert report.frameworks[0].resolution is None and report.healthy
+
+
 # --- JAX --------------------------------------------------------------------------------------------------------------
 def test_k80_with_jax_0430_cuda12_is_below_jaxs_minimum(tmp_path, kb):
     m = machine(tmp_path, LINUX, *K80, JAX_0430_CUDA12, JAX_FILES)

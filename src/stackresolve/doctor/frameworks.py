@@ -21,7 +21,7 @@ from stackresolve.knowledge.rules import classify_support
 from stackresolve.model.enums import Framework, GpuSupport, Os, Severity
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Resolution
-from stackresolve.request import Flags, InputError, build_request
+from stackresolve.request import Flags, InputError, build_request, validate_version
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
 FLAG_KEY = {Framework.PYTORCH: "torch", Framework.JAX: "jax"}
@@ -304,17 +304,23 @@ def check_installed(kb: KnowledgeBase, machine, inst, earlier_codes: set[str]) -
     planner = Planner(kb, machine, framework)
     source = f"python-probe ({inst.source or 'dist-info'})"
     findings: list[Finding] = []
-    try:
-        request = planner.request(version or "", machine=machine) if version else None
-    except InputError as exc:
-        request = None
-        findings.append(Finding(W, f"{prefix}-unknown-release",
-                                f"the installed {label} is not in the knowledge base ({exc}); its GPU code and "
-                                f"driver needs are unchecked", f"check a known release: stackresolve plan "
-                                f"{framework.flag} latest", f"{prefix}.toml"))
+    request = None
     if version is None:
         findings.append(Finding(W, f"{prefix}-unknown-release", f"the installed {label} has no readable version",
                                 "", source))
+    else:
+        try:
+            validate_version(kb, framework, version)
+        except InputError as exc:
+            findings.append(Finding(W, f"{prefix}-unknown-release",
+                                    f"the installed {label} is not in the knowledge base ({exc}); its GPU code and "
+                                    f"driver needs are unchecked", f"check a known release: stackresolve plan "
+                                    f"{framework.flag} latest", f"{prefix}.toml"))
+        else:
+            try:
+                request = planner.request(version)
+            except InputError:
+                pass  # a bad override in the environment: detect reported it
     macos = os_of(machine) is Os.MACOS
     cuda_build = inst.gpu_build is True
     # (severity, code, message, source, how the fix reads) of what the plan must fix
