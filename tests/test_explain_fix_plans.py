@@ -130,3 +130,20 @@ def test_one_framework_flag_at_a_time():
     assert result.exit_code == 2 and "give one of --tf, --torch and --jax" in result.stderr
     result = explain("colabdock-28-jax-cpu-jaxlib.log", "--torch", "0.1")
     assert result.exit_code == 2 and "--torch '0.1'" in result.stderr
+
+
+def test_a_gpu_problem_is_planned_for_a_gpu_on_a_host_without_one(monkeypatch):
+    # the log comes from a machine with an NVIDIA GPU; explain may run elsewhere (here: a host detect finds no GPU on)
+    from stackresolve.cli import explain as explain_cli
+    from stackresolve.detect.model import Machine, OSInfo
+
+    monkeypatch.setattr(explain_cli, "detect_machine",
+                        lambda *a, **k: Machine(os=OSInfo("linux", arch="x86_64"), driver=None))
+    result = CliRunner().invoke(app, ["explain", "--file", str(CORPUS / "magicquill-35-torch-not-compiled-with-cuda"
+                                                                         "-windows.log"), "--format", "pip"])
+    assert result.exit_code == 0, result.output
+    assert pip_lines(result)[0].startswith("--index-url https://download.pytorch.org/whl/cu")
+    # a log of a machine without a GPU (AF-SfMLearner#39: no NVIDIA driver) keeps the CPU plan this host gets
+    result = CliRunner().invoke(app, ["explain", "--file", str(CORPUS / "af-sfmlearner-39-torch-no-nvidia-driver-"
+                                                                         "cpu.log"), "--format", "json"])
+    assert json.loads(result.stdout)["fix_plan"]["stack"]["cuda"] is None

@@ -72,7 +72,8 @@ def explain(
     except KnowledgeError as exc:
         fail(f"broken knowledge base: {exc}", Exit.FAILED)
     fix = fix_request(explanation, kb.tested_builds, overrides, kb.compiled_archs)
-    resolution, narrowed = fix_resolution(kb, fix, no_detect) if explanation.has_problem else (None, "")
+    top = explanation.problems[0].category if explanation.problems else None
+    resolution, narrowed = fix_resolution(kb, fix, no_detect, top) if explanation.has_problem else (None, "")
     if fmt == "text":
         body = "".join(f"note: {n}\n" for n in notes) + render_text(explanation, fix)
         if resolution is not None and resolution.stack is not None:
@@ -124,7 +125,7 @@ def plan_command(resolution) -> str:
     return command + f" --os {request.os}"
 
 
-def fix_resolution(kb, fix, no_detect: bool):
+def fix_resolution(kb, fix, no_detect: bool, category: str | None = None):
     """(the stack that fixes an explained error, or None; the log's build it keeps where `plan` has no option
     for it, else ""). TensorFlow: the user's own TensorFlow (exact where the log names the release), else the
     newest of the candidate lines the log's libraries point to that fits this machine. PyTorch and JAX: see
@@ -135,6 +136,8 @@ def fix_resolution(kb, fix, no_detect: bool):
     detected_os = machine_os(machine) if machine is not None else None
     os_name = fix.os or (detected_os.value if detected_os else None) or "linux"
     if fix.framework in ("pytorch", "jax"):
+        if machine is not None and not machine.gpus and category != "no-gpu-detected":
+            machine = None  # the log comes from a GPU machine (a CPU-only build, a driver, a kernel): plan for one
         return framework_fix_resolution(kb, fix, machine, os_name)
     return tf_fix_resolution(kb, fix, machine, os_name), ""
 
