@@ -273,3 +273,27 @@ def test_the_json_carries_each_matchs_framework(errors, kb):
 def test_nothing_to_fix_names_no_framework(errors, kb):
     text = "I tensorflow/core/platform/cpu_feature_guard.cc:142] Your CPU supports instructions that this TensorFlow binary was not compiled to use: AVX2 FMA"
     assert request(text, errors, kb).to_json_dict() == {}
+
+
+def test_framework_flags_name_the_framework_and_its_version(errors, kb):
+    from stackresolve.explain import FixOverrides
+
+    explanation = explain_text(log_text(CORPUS / "paints-undo-6-torch-not-compiled-with-cuda.log"), errors)
+    fix = fix_request(explanation, kb.tested_builds, FixOverrides(torch="2.3.0"), kb.compiled_archs)
+    assert (fix.framework, fix.framework_version, fix.tf) == ("pytorch", "2.3.0", None)
+    assert "PyTorch 2.3.0 from --torch" in fix.evidence
+    # --jax on a PyTorch log: the flag names the framework
+    fix = fix_request(explanation, kb.tested_builds, FixOverrides(jax="0.4.30"), kb.compiled_archs)
+    assert (fix.framework, fix.framework_version) == ("jax", "0.4.30")
+
+
+def test_the_drivers_cuda_and_a_plugins_cuda_major_reach_the_fix_request(errors, kb):
+    # "found version 11040": the driver supports CUDA up to 11.4 (GPT-SoVITS#83)
+    fix = request(log_text(CORPUS / "gpt-sovits-83-torch-driver-too-old-11040.log"), errors, kb)
+    assert fix.driver_cuda == "11.4" and fix.to_json_dict()["driver_cuda"] == "11.4"
+    # "JAX plugin jax_cuda12_plugin version 0.9.2 is installed" (recovar#64): a CUDA 12 plugin install
+    fix = request(log_text(CORPUS / "recovar-64-jax-cuda12-plugin-0.9.2-vs-jaxlib-0.9.0.1.log"), errors, kb)
+    assert (fix.variant, fix.jaxlib) == ("cuda12", "0.9.0.1")
+    # a TensorFlow log keeps its request as it was
+    tf = request(log_text(CORPUS / "tf-57103-cudart64_110-tf2.9.1-windows.log"), errors, kb)
+    assert tf.driver_cuda is None

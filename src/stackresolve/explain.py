@@ -782,12 +782,24 @@ class CompiledArchRecord(Protocol):
 
 @dataclass(frozen=True)
 class FixOverrides:
-    """What the command line says (--tf, --gpu, --driver, --os); it wins over the log."""
+    """What the command line says (--tf, --torch, --jax, --gpu, --driver, --os); it wins over the log. One of
+    --tf, --torch and --jax names the framework (and its version) whatever the log looks like."""
 
     tf: str | None = None
     gpu: str | None = None
     driver: str | None = None
     os: str | None = None
+    torch: str | None = None
+    jax: str | None = None
+
+    @property
+    def framework(self) -> str | None:
+        """The framework a flag names: tensorflow, pytorch or jax; None without one."""
+        if self.tf:
+            return "tensorflow"
+        if self.torch:
+            return "pytorch"
+        return "jax" if self.jax else None
 
 
 @dataclass(frozen=True)
@@ -810,7 +822,8 @@ class FixRequest:
     tensorrt: str | None = None
     # the framework the log comes from (tensorflow, pytorch, jax) and its version as the log shows it
     # (the fix request's own TensorFlow stays in `tf`); for PyTorch the build variant of a local version
-    # label (2.5.1+cu124: "cu124"), for JAX the jaxlib version and its variant (cuda12.cudnn89); the
+    # label (2.5.1+cu124: "cu124"), for JAX the jaxlib version and its variant (cuda12.cudnn89), or the
+    # CUDA plugin a message names (jax_cuda12_plugin: "cuda12", as detect names a plugin install); the
     # GPU's architecture and the architectures the installed build has code for (PyTorch's warning)
     framework: str | None = None
     framework_version: str | None = None
@@ -818,6 +831,8 @@ class FixRequest:
     jaxlib: str | None = None
     sm: str | None = None
     supported_sms: tuple[str, ...] = ()
+    # PyTorch and JAX: the newest CUDA the driver supports, as the framework printed it ("found version 11040")
+    driver_cuda: str | None = None
 
     def to_json_dict(self) -> dict:
         """The "requested" object of the explain JSON: only the fields that have a value."""
@@ -830,7 +845,7 @@ class FixRequest:
             out["tf_candidates"] = list(self.tf_candidates)
         if self.pins:
             out["pins"] = list(self.pins)
-        for key in ("framework", "framework_version", "variant", "jaxlib", "sm"):
+        for key in ("framework", "framework_version", "variant", "jaxlib", "sm", "driver_cuda"):
             value = getattr(self, key)
             if value:
                 out[key] = value
@@ -967,7 +982,7 @@ def fix_request(
         evidence.append(f"OS {os_log}: from the paths and library file names in the log")
 
     # -- the framework: a PyTorch or JAX log asks nothing of TensorFlow ------------------------------
-    framework = "tensorflow" if overrides.tf else log_framework(explanation)
+    framework = overrides.framework or log_framework(explanation)
     tf_world = framework in (None, "tensorflow")
 
     # -- TensorFlow in the log ---------------------------------------------------------------------
@@ -1169,9 +1184,9 @@ def fix_request(
             _add(pins, pin)
 
     # -- the framework's own versions, and the GPU architecture a PyTorch build lacks ---------------------
-    if not problems and not overrides.tf:  # nothing to fix: the request names no framework either
+    if not problems and not overrides.framework:  # nothing to fix: the request names no framework either
         framework = None
-    framework_version = variant = jaxlib = None
+    framework_version = variant = jaxlib = driver_cuda = None
     if framework == "tensorflow":
         framework_version = tf_log
     elif framework == "pytorch":
@@ -1181,17 +1196,34 @@ def fix_request(
         jaxlib, variant = _framework_version(seen, explanation, "jaxlib")
     if framework in ("pytorch", "jax"):
         name = FRAMEWORK_NAMES[framework]
-        if framework_version:
+        flag_version = overrides.torch if framework == "pytorch" else overrides.jax
+        if flag_version:
+            if framework_version and framework_version != flag_version:
+                evidence.append(f"{name} {flag_version} from --{'torch' if framework == 'pytorch' else 'jax'} "
+                                f"(the log shows {framework_version})")
+            else:
+                evidence.append(f"{name} {flag_version} from --{'torch' if framework == 'pytorch' else 'jax'}")
+            framework_version = flag_version
+        elif framework_version:
             evidence.append(f"{name} {framework_version}{'+' + variant if variant and not jaxlib else ''}: from the log")
         if jaxlib:
             evidence.append(f"jaxlib {jaxlib}{'+' + variant if variant else ''}: from the log")
         if not framework_version and not jaxlib:
             evidence.append(f"{name}: from the messages and paths in the log (no version shown)")
+    if framework == "jax" and variant is None:  # the CUDA plugin a message names ("JAX plugin jax_cuda12_plugin")
+        plugins = {m.group(1) for p in problems for m in _JAX_PLUGIN.finditer(p.evidence)}
+        if len(plugins) == 1:
+            variant = f"cuda{plugins.pop()}"
+            evidence.append(f"the CUDA {variant[4:]} plugin (jax-{variant}-plugin): from the log")
     sm = next((m.found["sm"] for m in explanation.matches if m.found.get("sm")), None)
     supported_sms = next((tuple(m.found["sm_supported"].split()) for m in explanation.matches
                           if m.found.get("sm_supported")), ())
     if sm and supported_sms:
         evidence.append(f"the GPU is {sm}; the installed build has code for {' '.join(supported_sms)} only")
+    if framework in ("pytorch", "jax"):
+        driver_cuda = _single(tuple(dict.fromkeys(m.found["driver_cuda"] for m in problems if m.found.get("driver_cuda"))))
+        if driver_cuda:
+            evidence.append(f"the driver supports CUDA up to {driver_cuda}: from the log")
 
     tf_candidates = tuple(candidates) if candidates else ((_major_minor(tf),) if tf else ())
     return FixRequest(
@@ -1213,7 +1245,12 @@ def fix_request(
         jaxlib=jaxlib,
         sm=sm,
         supported_sms=supported_sms,
+        driver_cuda=driver_cuda,
     )
+
+
+_JAX_PLUGIN = re.compile(r"\bjax[_-]cuda(\d+)[_-](?:plugin|pjrt)\b")
+_JAX_PLUGIN_VARIANT = re.compile(r"cuda\d{2}")  # a plugin's CUDA major; jaxlib's own are cuda111, cuda12.cudnn89
 
 
 def _framework_version(seen: dict[str, tuple[str, ...]], explanation: Explanation, key: str) -> tuple[str | None, str | None]:
@@ -1327,10 +1364,11 @@ def render_text(explanation: Explanation, fix: FixRequest | None = None) -> str:
         parts: list[str] = []
         if fix.framework in ("pytorch", "jax"):
             version = f" {fix.framework_version}" if fix.framework_version else ""
-            variant = f" ({fix.variant})" if fix.variant and not fix.jaxlib else ""
+            plugin = fix.framework == "jax" and bool(fix.variant) and _JAX_PLUGIN_VARIANT.fullmatch(fix.variant)
+            variant = f" ({fix.variant})" if fix.variant and (not fix.jaxlib or plugin) else ""
             parts.append(f"{FRAMEWORK_NAMES[fix.framework]}{version}{variant}")
             if fix.jaxlib:
-                parts.append(f"jaxlib {fix.jaxlib}" + (f" ({fix.variant})" if fix.variant else ""))
+                parts.append(f"jaxlib {fix.jaxlib}" + (f" ({fix.variant})" if fix.variant and not plugin else ""))
         if request or parts:
             lines.append("")
             if "tf" in request:

@@ -37,9 +37,10 @@ from .osinfo import normalize_system, probe_os
 from .runner import (BudgetedRunner, BudgetSpent, CommandNotFound, CommandOutputTooLarge,
                      CommandTimeout, Deadline, SubprocessRunner, budget_seconds)
 
+# the environment variables a detect document keeps (TF_USE_LEGACY_KERAS: doctor's Keras 3 check)
 ENV_KEYS = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDNN_PATH", "CUDA_VISIBLE_DEVICES",
             "CUDA_DEVICE_ORDER", "CONDA_PREFIX", "CONDA_OVERRIDE_CUDA", "STACKRESOLVE_DRIVER", "STACKRESOLVE_GPU_CC",
-            "STACKRESOLVE_DETECT_TIMEOUT")
+            "STACKRESOLVE_DETECT_TIMEOUT", "TF_USE_LEGACY_KERAS")
 
 DRIVER_PRIORITY = ("nvml", "nvidia-smi", "sysfs", "proc", "nvidia-smi-xml", "nvidia-smi-q", "nvidia-smi-banner")
 CUDA_PRIORITY = ("nvml", "libcuda", "nvidia-smi-xml", "nvidia-smi-q", "nvidia-smi-banner")

@@ -13,7 +13,7 @@ from typing import Callable, Mapping
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from stackresolve.doctor.machine import gpu_cc, norm_dir, path_entries, pathmod
+from stackresolve.doctor.machine import gpu_cc, installed_tensorflow, norm_dir, path_entries, pathmod
 from stackresolve.doctor.report import Target
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.rules import (
@@ -48,6 +48,11 @@ class Context:
     installed: object | None  # the installed TensorFlow (FrameworkInfo)
 
 
+# Detection reports these as warnings; `import jax` raises RuntimeError for them (jax/_src/lib/__init__.py:
+# check_jaxlib_version, and jaxlib missing altogether), so doctor judges them errors.
+IMPORT_FAILS = ("jax-jaxlib-mismatch", "jax-without-jaxlib")
+
+
 def carried_detection_findings(machine, kb: KnowledgeBase) -> list[Finding]:
     out = []
     for f in machine.findings:
@@ -56,7 +61,8 @@ def carried_detection_findings(machine, kb: KnowledgeBase) -> list[Finding]:
         if f.code == "compute-capability-unknown" and any(
                 g.compute_capability is None and g.name and kb.find_gpu(g.name) for g in machine.gpus):
             continue  # the GPU table knows it
-        out.append(Finding(f.severity, f.code, f.message, f.fix, f"detect: {f.source}" if f.source else "detect"))
+        severity = E if f.code in IMPORT_FAILS else f.severity
+        out.append(Finding(severity, f.code, f.message, f.fix, f"detect: {f.source}" if f.source else "detect"))
     return out
 
 
@@ -437,3 +443,35 @@ def cpu_build(ctx: Context) -> list[Finding]:
                         f"{inst.package} {inst.version} is a CPU-only build but this machine has an NVIDIA GPU",
                         "install the GPU build the plan command names", inst.source or "python-probe")]
     return []
+
+
+KERAS3_SOURCE = ("https://github.com/tensorflow/tensorflow/releases/tag/v2.16.1 (Release 2.16.1, Breaking Changes: "
+                 "\"Keras 3.0 will be the default Keras version\"; to continue using Keras 2.0, install tf-keras via "
+                 "pip install tf-keras~=2.16 and set TF_USE_LEGACY_KERAS=1); "
+                 "https://keras.io/guides/migrating_to_keras_3 (Migrating Keras 2 code to multi-backend Keras 3)")
+
+
+def keras3(machine) -> list[Finding]:
+    """TensorFlow >= 2.16 with Keras 3: tf.keras is Keras 3, which does not run all Keras 2 code and does not load
+    a legacy SavedModel with load_model; Keras 2 stays available as tf-keras behind TF_USE_LEGACY_KERAS=1."""
+    tf, py = installed_tensorflow(machine), machine.python
+    if tf is None or py is None:
+        return []
+    tf_version, keras = parse_version(tf.version), py.package("keras")
+    keras_version = parse_version(keras.version) if keras else None
+    if tf_version is None or keras_version is None or tf_version.release[:2] < (2, 16) or keras_version.major < 3:
+        return []
+    legacy = py.package("tf-keras")
+    switched = (machine.env or {}).get("TF_USE_LEGACY_KERAS", "").strip().lower() in ("1", "true")
+    if legacy is not None and switched:
+        return []
+    line = f"{tf_version.major}.{tf_version.minor}"
+    have = f"; tf-keras {legacy.version} is installed, TF_USE_LEGACY_KERAS is not set" if legacy else ""
+    fix = ("set TF_USE_LEGACY_KERAS=1 before TensorFlow is imported" if legacy else
+           f"pip install 'tf-keras~={line}' and set TF_USE_LEGACY_KERAS=1 before TensorFlow is imported")
+    return [Finding(I, "keras3-legacy-models",
+                    f"{tf.package} {tf.version} with keras {keras.version}: tf.keras is Keras 3. Code written for "
+                    f"Keras 2 (tf.keras) may fail, and loading a Keras 2 SavedModel with load_model does not work "
+                    f"(Keras 3 reads .keras and legacy .h5 files only){have}",
+                    f"for legacy Keras 2 .h5/SavedModel code: {fix} (or migrate the code to Keras 3)",
+                    KERAS3_SOURCE)]

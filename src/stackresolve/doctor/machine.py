@@ -70,7 +70,17 @@ def machine_summary(machine) -> dict:
         "python": ({"version": py.version, "executable": py.executable} if py else None),
         "tensorflow": ({"package": tf.package, "version": tf.version, "cuda": tf.cuda, "cudnn": tf.cudnn,
                         "gpu_build": tf.gpu_build} if tf else None),
+        "pytorch": _framework_summary(machine, "pytorch"),
+        "jax": _framework_summary(machine, "jax"),
         "cuda_toolkits": [{"version": t.version, "path": t.path, "source": t.source} for t in machine.cuda_toolkits],
         "cudnn": [{"version": c.version, "path": c.path, "source": c.source} for c in machine.cudnn],
         "packages": {p.name: p.version for p in (py.packages if py else ())},
     }
+
+
+def _framework_summary(machine, name: str) -> dict | None:
+    f = next((x for x in machine.frameworks if x.name == name and x.version), None)
+    if f is None:
+        return None
+    return {"package": f.package, "version": f.version, "variant": f.variant, "cuda": f.cuda,
+            "gpu_build": f.gpu_build}

@@ -44,6 +44,7 @@ class DoctorReport:
     machine: dict  # a summary of the detected facts
     libraries: tuple[tuple[str, bool, str], ...] = ()  # (file name, loads, detail) when the load check ran
     resolution: Resolution | None = field(default=None, compare=False, repr=False)  # for --format pip|apt|...
+    frameworks: tuple = ()  # the installed PyTorch and JAX as checked (doctor.frameworks.FrameworkCheck)
 
     @property
     def healthy(self) -> bool:
@@ -57,7 +58,11 @@ class DoctorReport:
         return [f for f in self.findings if f.severity == severity]
 
     def plan_hint(self) -> str:
+        if self.target is None and self.frameworks:
+            return self.frameworks[0].plan_command
         version = self.target.tf_version if self.target else "VERSION"
+        if "+nv" in version:  # NVIDIA's build: its upstream release, from NVIDIA's builds
+            return f"stackresolve plan --tf {version.split('+')[0]} --vendor nvidia --format {PLAN_FORMATS}"
         return f"stackresolve plan --tf {version} --format {PLAN_FORMATS}"
 
     def to_json_dict(self) -> dict:
@@ -69,6 +74,7 @@ class DoctorReport:
             "libraries": [{"name": n, "loads": ok, "detail": d} for n, ok, d in self.libraries],
             "findings": [f.to_json() for f in self.findings],
             "plan_command": self.plan_hint(),
+            "frameworks": [c.to_json_dict() for c in self.frameworks],
         }
 
     def render_text(self) -> str:
@@ -86,8 +92,13 @@ class DoctorReport:
                 lines.append("needs: " + ", ".join(needs) + (" (as pip wheels)" if t.and_cuda else ""))
             else:
                 lines.append("needs: no CUDA (CPU-only TensorFlow)")
+        elif self.frameworks:
+            lines.append(f"stackresolve doctor: {' and '.join(c.label for c in self.frameworks)} on {where}"
+                         + (f", Python {py}" if py else ""))
         else:
             lines.append(f"stackresolve doctor on {where}" + (f", Python {py}" if py else ""))
+        for c in self.frameworks:
+            lines.append(("also installed: " if t else "") + c.needs)
         if self.libraries:
             loads = sum(1 for _, ok, _ in self.libraries if ok)
             lines.append(f"libraries: {loads} of {len(self.libraries)} load "

@@ -3,8 +3,10 @@ Python (or for --tf), corrected by the installed wheel's own build_info where it
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from stackresolve.doctor.installed import resolve_installed
 from stackresolve.doctor.machine import installed_tensorflow, major_minor, os_of, system_of
 from stackresolve.doctor.report import Target
 from stackresolve.knowledge.base import KnowledgeBase
@@ -23,12 +25,25 @@ class TargetChoice:
     findings: tuple[Finding, ...]
 
 
-def _request(kb: KnowledgeBase, machine, tf: str, *, python: str | None, cpu: bool, with_machine: bool):
+def _request(kb: KnowledgeBase, machine, tf: str, *, python: str | None, cpu: bool, with_machine: bool,
+             vendor: str = "any"):
     # The driver and GPU are what doctor checks, not constraints of the target: resolve without them unless no
     # TensorFlow is installed (then the newest stack for this machine is the target).
-    flags = Flags(tf=tf, python=python, cpu=cpu, os=os_of(machine).value,
+    flags = Flags(tf=tf, python=python, cpu=cpu, os=os_of(machine).value, vendor=vendor,
                   arch=machine.os.arch if machine.os.arch in ("x86_64", "aarch64", "arm64") else None)
     return build_request(kb, flags, machine if with_machine else None)
+
+
+def nvidia_release(installed) -> tuple[str, str] | None:
+    """NVIDIA's TensorFlow 1.15 ("1.15.5+nv22.12", nvidia-tensorflow): (the upstream release, NVIDIA's release
+    month) read off the local version (NVIDIA/tensorflow setup.py: _VERSION + '+nv' + the release branch); None
+    for any other TensorFlow."""
+    if installed is None or not installed.version:
+        return None
+    match = re.fullmatch(r"(\d+(?:\.\d+)*)\+nv(\d+\.\d+)", installed.version.strip())
+    if match is None:
+        return None
+    return match.group(1), match.group(2)
 
 
 def choose_target(kb: KnowledgeBase, machine, tf_flag: str | None) -> TargetChoice:
@@ -47,8 +62,24 @@ def choose_target(kb: KnowledgeBase, machine, tf_flag: str | None) -> TargetChoi
                                 "--tf VERSION to check this machine for another release", "python-probe (dist-info)"))
     cpu = os_of(machine) is Os.MACOS or (origin == "installed" and installed.gpu_build is False)
     with_machine = origin == "newest for this machine"
+    vendor = "any"
+    nvidia = nvidia_release(installed) if origin == "installed" else None
+    if nvidia is not None:
+        # NVIDIA's build: the target is that release (its own CUDA, cuDNN and driver), not the newest of them
+        tf, vendor = nvidia[0], "nvidia"
+
+    def installed_release(candidate) -> bool:
+        return candidate.distribution == "nvidia-tensorflow" and candidate.version == installed.version.strip()
+
+    def run(request):
+        if nvidia is not None:
+            verdict = resolve_installed(kb, request, installed_release)
+            if verdict.known:
+                return verdict.resolution
+        return resolve(kb, request, with_alternatives=False)
+
     try:
-        request = _request(kb, machine, tf, python=python, cpu=cpu, with_machine=with_machine)
+        request = _request(kb, machine, tf, python=python, cpu=cpu, with_machine=with_machine, vendor=vendor)
     except InputError as exc:
         if origin == "installed":
             findings.append(Finding(Severity.WARNING, "tensorflow-unknown-release",
@@ -57,10 +88,15 @@ def choose_target(kb: KnowledgeBase, machine, tf_flag: str | None) -> TargetChoi
                                     "tensorflow_wheels.toml (the package index)"))
             return TargetChoice(None, origin, tuple(findings))
         raise
-    resolution = resolve(kb, request, with_alternatives=False)
+    resolution = run(request)
+    if nvidia is not None and resolution.stack is not None and \
+            resolution.stack.framework.version != installed.version.strip():
+        findings.append(Finding(Severity.INFO, "nvidia-release-unknown",
+                                f"NVIDIA's release {nvidia[1]} ({installed.version}) is not in the knowledge base; "
+                                f"checking against {resolution.stack.framework.version}",
+                                "", "nvidia_tensorflow.toml"))
     if resolution.stack is None and python:
-        retry = resolve(kb, _request(kb, machine, tf, python=None, cpu=cpu, with_machine=with_machine),
-                        with_alternatives=False)
+        retry = run(_request(kb, machine, tf, python=None, cpu=cpu, with_machine=with_machine, vendor=vendor))
         if retry.stack is not None:
             py = retry.stack.python
             findings.append(Finding(Severity.ERROR, "python-unsupported",
