@@ -172,7 +172,7 @@ def test_rtx3090_with_torch_251_cu124_on_driver_470(tmp_path, kb):
     # CUDA 12.x runs on >= 525.60.13 through minor-version compatibility (the wheels carry sm_86 code); 470 is older
     assert "driver 470.82.01 is too old for torch 2.5.1+cu124, which needs >= 525.60.13" in f.message
     assert "found version 11040" in f.message  # R470 supports CUDA 11.4: PyTorch prints it as 11040
-    assert "the resolver: driver 470.82.01 is installed; CUDA 12.4 needs an NVIDIA driver >= 525.60.13" in f.source
+    assert "the resolver: CUDA 12.4 needs an NVIDIA driver >= 525.60.13" in f.source
     # fix: a newer driver, or the same release built for CUDA 11.8 (its floor 450.80.02 is below 470)
     assert f.fix.startswith("install NVIDIA driver 525.60.13 or newer, or keep this driver")
     stack = fix_stack(report)

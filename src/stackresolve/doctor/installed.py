@@ -45,7 +45,7 @@ def resolve_installed(kb: KnowledgeBase, request: Request, keep: Callable[[objec
     from stackresolve.resolve import index_data
     from stackresolve.resolve.build import build_stack
     from stackresolve.resolve.candidates import requested_framework_candidates
-    from stackresolve.resolve.conflicts import conflict_findings, _describe
+    from stackresolve.resolve.conflicts import _describe, conflict_causes, conflict_findings
     from stackresolve.resolve.provider import StackProvider, root_requirements
     from stackresolve.resolve.solve import UNSOLVABLE
 
@@ -63,7 +63,7 @@ def resolve_installed(kb: KnowledgeBase, request: Request, keep: Callable[[objec
     except UNSOLVABLE as exc:
         conflicts = tuple(Conflict(info.requirement.name, info.requirement.text, info.requirement.source,
                                    "the request" if info.parent is None else _describe(info.parent))
-                          for info in getattr(exc, "causes", ()))
+                          for info in conflict_causes(request, exc))
         return Verdict(Resolution(request, None, tuple(conflict_findings(kb, request, exc)), (), kb.version,
                                   index_data(kb)), conflicts)
     stack, findings = build_stack(kb, request, result.mapping)

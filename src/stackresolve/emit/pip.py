@@ -21,7 +21,7 @@ def render(plan: PipPlan) -> str:
     venv_python = r".venv\Scripts\python" if windows else ".venv/bin/python"
     make_venv = f"py -{py} -m venv .venv" if windows else f"python{py} -m venv .venv"
     upgrade = pip_upgrade(py)
-    out.append(f"# Python {py} (wheels exist for {python.min} - {python.max}):\n"
+    out.append(f"# Python {py} (wheels exist for {python.available[0]} - {python.available[-1]}):\n"
                f"#   {make_venv} && {venv_python} -m pip install --upgrade {upgrade}\n")
     if upgrade != "pip":
         out.append(f"# (the venv's own pip is too old for today's wheels: it would build packages such as grpcio "

@@ -14,7 +14,7 @@ def _stack_rows(stack: Stack) -> list[tuple[str, str, str, str]]:
     rows = [(fw.name, fw.label + where, fw.why, fw.source)]
     if fw.companions:
         rows.append(("", "with " + ", ".join(fw.companions), "", ""))
-    rows.append(("python", f"{py.recommended}  (builds: {py.min} - {py.max})", py.why, py.source))
+    rows.append(("python", f"{py.recommended}  (builds: {py.available[0]} - {py.available[-1]})", py.why, py.source))
     if stack.cuda:
         cuda, cudnn, drv = stack.cuda, stack.cudnn, stack.driver
         rows.append(("cuda", f"{cuda.version}  ({cuda.release}, {cuda.delivery})", cuda.why, cuda.source))

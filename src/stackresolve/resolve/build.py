@@ -38,6 +38,7 @@ from stackresolve.resolve.candidates import (
 )
 from stackresolve.resolve.provider import (
     all_native,
+    gpu_driver_floor,
     nvidia_driver_requirement,
     planned_driver_minimum,
     preferred_cudnn,
@@ -320,25 +321,32 @@ def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
     wsl = kb.platform_minimum("wsl2") if request.os is Os.WSL2 else None
     if wsl and (not minimum or Version(wsl.driver) > Version(minimum)):
         minimum, source = wsl.driver, wsl.source
+    gpu_floor = gpu_driver_floor(kb, request)
+    gpu_why = ""
+    if gpu_floor and (not minimum or Version(gpu_floor[0]) > Version(minimum)):
+        minimum, source, gpu_why = gpu_floor[0], gpu_floor[2], gpu_floor[1]
     compat = minor_compat_floor(toolkit, request.driver_os, all_native(request, fw))
     ok = None
     if detected and minimum:
-        ok = Version(detected) >= Version(minimum) or bool(compat and Version(detected) >= Version(compat))
+        ok = Version(detected) >= Version(minimum) or bool(
+            compat and Version(detected) >= Version(compat) and not gpu_why)
         if Version(detected) < Version(minimum) and ok:
             findings.append(Finding(
                 Severity.WARNING, "driver-minor-compat",
                 f"driver {detected} is older than CUDA {toolkit.version}'s own minimum {minimum} but meets NVIDIA's "
-                f"minor-version-compatibility minimum {compat}: TensorFlow's kernels run (the wheels carry machine "
-                f"code for this GPU); features that need the newer driver, such as PTX JIT, do not.",
+                f"minor-version-compatibility minimum {compat}: {fw.framework.display}'s kernels run (the wheels carry "
+                f"machine code for this GPU); features that need the newer driver, such as PTX JIT, do not.",
                 fix=f"Upgrade the driver to >= {minimum} to lift the limits.", source=toolkit.source))
     own = toolkit.min_driver(request.driver_os)
-    if minimum and own and minimum != own and source is toolkit.source:
+    if gpu_why:
+        why = gpu_why + f" (CUDA {toolkit.version} alone needs >= {planned_driver_minimum(request, fw, toolkit)})"
+    elif minimum and own and minimum != own and source is toolkit.source:
         why = (f"{fw.framework.display}'s CUDA {toolkit.version} runtime comes in its wheels: it runs on driver >= "
                f"{minimum} through NVIDIA's minor-version compatibility (the GPU has machine code in the build; "
                f"CUDA {toolkit.version}'s own minimum is {own})")
     else:
         why = f"CUDA {toolkit.version} needs driver >= {minimum or '(unknown)'} on {request.driver_os}"
-    if source is not toolkit.source:
+    if wsl and source is wsl.source:
         why += " (CUDA on WSL2 needs at least this Windows driver)"
     if detected is None and minimum:
         findings.append(driver_unknown(minimum, source))

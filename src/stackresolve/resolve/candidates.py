@@ -214,7 +214,7 @@ def requested_framework_candidates(kb: KnowledgeBase, request: Request) -> list[
                                 c.vendor is not Vendor.STOCK, c.container is not None, c.preference))
         return out
 
-    return kb.memo(key + ccs, ordered)
+    return kb.memo(key + ("ordered",) + ccs, ordered)  # "ordered": without GPUs the key would be the pool's
 
 
 def release_lines(kb: KnowledgeBase, framework: Framework) -> list:

@@ -18,6 +18,7 @@ from stackresolve.resolve.build import DEGRADED
 from stackresolve.resolve.candidates import (
     CudaCandidate,
     CudnnCandidate,
+    DriverCandidate,
     FrameworkCandidate,
     PythonCandidate,
     release_lines,
@@ -28,13 +29,21 @@ from stackresolve.resolve.solve import UNSOLVABLE, resolve_with_findings, solve
 
 
 # -- conflicts --------------------------------------------------------------------------------------------
+def conflict_causes(request: Request, exc: Exception) -> list:
+    """The requirements that really take part in a conflict (resolvelib's causes), leaving out the driver
+    requirements the installed driver meets (they are not a side of it)."""
+    installed = DriverCandidate(Version(request.driver), None) if request.driver else None
+    return [info for info in getattr(exc, "causes", ())
+            if not (info.requirement.name == "driver" and installed is not None and info.requirement.test(installed))]
+
+
 def conflict_findings(kb: KnowledgeBase, request: Request, exc: Exception) -> list[Finding]:
     """Say which facts conflict, each with its source; where the request's side of a conflict is the only one
     resolvelib reports, name the other side from what the requested builds offer."""
     findings: list[Finding] = []
     if isinstance(exc, ResolutionImpossible):
         by_component: dict[str, list] = {}
-        for info in exc.causes:
+        for info in conflict_causes(request, exc):
             by_component.setdefault(info.requirement.name, []).append(info)
         for component, infos in by_component.items():
             requested = [i for i in infos if i.parent is None]

@@ -129,7 +129,9 @@ def _torch_index(release: TorchRelease, url: str, variant: str) -> tuple[str, st
     """(index option, URL, local version label) for a build on PyTorch's own index, as its docs install it."""
     key = release.key
     if key < Version("1.11"):
-        return "--find-links", TORCH_FIND_LINKS if url.endswith(".html") or not url else url, f"+{variant}"
+        # The find-links page of that era: .../whl/torch_stable.html, or .../whl/<variant>/torch_stable.html
+        page = url if url.endswith(".html") else (f"{url.rstrip('/')}/torch_stable.html" if url else TORCH_FIND_LINKS)
+        return "--find-links", page, f"+{variant}"
     if key < Version("2.0"):
         return "--extra-index-url", url, f"+{variant}"
     return "--index-url", url, ""
@@ -311,7 +313,10 @@ def _jax_gpu(kb: KnowledgeBase, request: Request, pairing: JaxPairing, route: Ja
         cudnn_compiled=facts.cudnn_min, cudnn_range=f">={facts.cudnn_min},<{facts.cudnn_below}",
         extras=(extra_name,), arch=arch, cc_min=facts.cc_min, index_url=find_links,
         index_option="--find-links" if find_links else None,
-        # The extra pins jaxlib itself (the plugin's jaxlib, or the find-links page's jaxlib+cudaNN build).
+        # The plugin and jaxlib pinned too: some extras accept a range of plugins, and pip then takes the newest
+        # (jax-ml/jax#... style mismatch: a 0.9.2 plugin beside jaxlib 0.9.0.1). The find-links route's extra pins
+        # its jaxlib+cudaNN build itself.
+        companions=(f"jaxlib=={jaxlib}", f"{package}=={version}") if plugin_route else (),
         preference=(not primary, -int(major)), notes=tuple(notes))
 
 

@@ -184,17 +184,24 @@ def driver_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCandid
     if fw.nvidia is not None:
         return [nvidia_driver_requirement(kb, request, fw)]
     toolkit = kb.toolkit(fw.cuda)
-    if toolkit is None or not toolkit.min_driver(request.driver_os):
+    text = planned_driver_minimum(request, fw, toolkit) if toolkit is not None else ""
+    if not text:
         return []  # NVIDIA prints no minimum for this OS; the stack says so
-    text = planned_driver_minimum(request, fw, toolkit)
     minimum = Version(text)
     compat_text = minor_compat_floor(toolkit, request.driver_os, all_native(request, fw))
-    compat = Version(compat_text) if compat_text else None
+    compat = Version(compat_text) if compat_text and compat_text != text else None
     return [Req("driver", lambda c, m=minimum, k=compat: driver_at_least(c, m) or (
                     k is not None and c.detected is not None and c.detected >= k),
                 f"CUDA {toolkit.version} needs an NVIDIA driver >= {text} on {request.driver_os}"
-                + (f" (or >= {compat_text} through minor-version compatibility)" if compat_text else ""),
+                + (f" (or >= {compat_text} through minor-version compatibility)" if compat else ""),
                 toolkit.source, driver_min=minimum)]
+
+
+def toolkit_driver(toolkit, driver_os: Os) -> str:
+    """A toolkit's own driver minimum; where NVIDIA prints none for this OS (Windows, CUDA 13.x: N/A), the
+    minor-version-compatibility floor it gives for the major (13.x >= 580)."""
+    compat = toolkit.compat_driver_windows if driver_os is Os.WINDOWS else toolkit.compat_driver_linux
+    return toolkit.min_driver(driver_os) or compat
 
 
 def planned_driver_minimum(request: Request, fw: FrameworkCandidate, toolkit) -> str:
@@ -202,10 +209,39 @@ def planned_driver_minimum(request: Request, fw: FrameworkCandidate, toolkit) ->
     state the minor-version-compatibility floor as the requirement (JAX's install guide: >= 525.60.13 for CUDA 12;
     PyTorch: a cu128 build runs on 550, pytorch/pytorch#155141), so for a build with machine code for every GPU
     that floor is the minimum; otherwise, and for TensorFlow, the toolkit's own minimum."""
-    own = toolkit.min_driver(request.driver_os)
+    own = toolkit_driver(toolkit, request.driver_os)
     if fw.framework is Framework.TENSORFLOW:
         return own
     return minor_compat_floor(toolkit, request.driver_os, all_native(request, fw)) or own
+
+
+def gpu_driver_floor(kb: KnowledgeBase, request: Request):
+    """(driver, why, source) the requested GPUs need to be supported at all: the driver of the first CUDA
+    toolkit for the newest GPU's architecture (NVIDIA's CUDA Toolkit, Driver and Architecture Matrix lists the
+    first toolkit per architecture; a driver older than that predates the architecture: Blackwell needs CUDA
+    12.8's driver, R570). A lower bound: single boards of an architecture came later (RTX 3060: R460).
+    None when no GPU is named or no toolkit is recorded."""
+    if not request.gpus:
+        return None
+    newest = max(request.gpus, key=lambda g: cc_tuple(g.cc))
+    support = kb.arch_support_for(newest.cc)
+    first_cc = min(support.cc, key=cc_tuple) if support else newest.cc
+    name = support.architecture.capitalize() if support else f"compute capability {newest.cc}"
+
+    def compute():
+        fitting = [t for t in kb.toolkits if cc_tuple(t.arch_max) >= cc_tuple(first_cc)]
+        if not fitting:
+            return None
+        first = min(fitting, key=lambda t: Version(t.version))
+        driver = toolkit_driver(first, request.driver_os)
+        if not driver:
+            return None
+        return (driver, f"{name} GPUs need a driver that supports them: >= {driver}, the driver of CUDA "
+                        f"{first.version}, the first toolkit for the architecture",
+                f"{first.source}; https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-"
+                f"architecture-matrix.html (first CUDA toolkit per architecture)")
+
+    return kb.memo(("gpu_driver_floor", first_cc, request.driver_os), compute)
 
 
 def driver_floor(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> str | None:
@@ -213,13 +249,15 @@ def driver_floor(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) ->
     compatibility; None for CPU builds or where NVIDIA gives no minimum."""
     if not fw.gpu:
         return None
-    if fw.nvidia is not None:
-        return fw.nvidia.driver_stated
     toolkit = kb.toolkit(fw.cuda)
-    floor = toolkit.min_driver(request.driver_os) if toolkit else ""
+    floor = fw.nvidia.driver_stated if fw.nvidia is not None else (
+        toolkit.min_driver(request.driver_os) if toolkit else "")
     wsl = kb.platform_minimum("wsl2") if request.os is Os.WSL2 else None
     if wsl and (not floor or Version(wsl.driver) > Version(floor)):
         floor = wsl.driver
+    gpu = gpu_driver_floor(kb, request)
+    if gpu and (not floor or Version(gpu[0]) > Version(floor)):
+        floor = gpu[0]
     return floor or None
 
 
@@ -289,6 +327,11 @@ def root_requirements(kb: KnowledgeBase, request: Request) -> list[Req]:
             reqs.append(Req("driver", lambda c, b=branch: c.minimum is None or c.minimum.release[0] <= b,
                             f"{support.architecture.capitalize()} GPUs are supported by drivers up to the "
                             f"R{branch} branch", support.source))
+    floor = gpu_driver_floor(kb, request)
+    if floor is not None:
+        minimum = Version(floor[0])
+        reqs.append(Req("driver", lambda c, m=minimum: driver_at_least(c, m), floor[1], floor[2],
+                        driver_min=minimum))
     if request.os is Os.WSL2:
         wsl = kb.platform_minimum("wsl2")
         if wsl:
