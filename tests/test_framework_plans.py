@@ -267,6 +267,26 @@ class TestVoltaSm70:
         assert fw.variant == "cu126" and on_pytorch_index(fw, "cu126")
 
 
+# torchvision and torchaudio are in every PyTorch plan, so the plan's Python must have their wheels too. Package
+# index file lists (/simple/torchvision/, /simple/torchaudio/, PEP 691 JSON, read when this test was written):
+# torchvision 0.14.1 and torchaudio 0.13.1 have cp37-cp310 wheels (torch 1.13.1: cp37-cp311); torchvision 0.20.1
+# and torchaudio 2.5.1 have cp39-cp312 (torch 2.5.1: cp39-cp313); torchvision 0.22.1 / torchaudio 2.7.1 have
+# cp39-cp313 like torch 2.7.1.
+@pytest.mark.parametrize("line, newest", [
+    pytest.param("1.13", "3.10", marks=pytest.mark.xfail(strict=True, reason="the Python range comes from torch's "
+                 "wheels alone: the plan recommends 3.11, for which torchvision 0.14.1 / torchaudio 0.13.1 have no "
+                 "wheel (pip fails: tests/test_framework_pip_plans_network.py)")),
+    pytest.param("2.5", "3.12", marks=pytest.mark.xfail(strict=True, reason="the Python range comes from torch's "
+                 "wheels alone: the plan recommends 3.13, for which torchvision 0.20.1 / torchaudio 2.5.1 have no "
+                 "wheel (pip fails: tests/test_framework_pip_plans_network.py)")),
+    ("2.7", "3.13"),
+])
+def test_the_recommended_python_has_wheels_of_every_pinned_package(kb, line, newest):
+    stack = stack_of(kb, torch=line, os="linux", gpu="RTX 3090")
+    assert stack.python.recommended == newest
+    assert stack.python.max == newest
+
+
 class TestAmpereSm86:
     """RTX 3090 (8.6): not in the 1.8-1.12 default (cu102: SASS 3.7 5.0 6.0 7.0, no PTX); first default 1.13."""
 
