@@ -273,12 +273,8 @@ class TestVoltaSm70:
 # and torchaudio 2.5.1 have cp39-cp312 (torch 2.5.1: cp39-cp313); torchvision 0.22.1 / torchaudio 2.7.1 have
 # cp39-cp313 like torch 2.7.1.
 @pytest.mark.parametrize("line, newest", [
-    pytest.param("1.13", "3.10", marks=pytest.mark.xfail(strict=True, reason="the Python range comes from torch's "
-                 "wheels alone: the plan recommends 3.11, for which torchvision 0.14.1 / torchaudio 0.13.1 have no "
-                 "wheel (pip fails: tests/test_framework_pip_plans_network.py)")),
-    pytest.param("2.5", "3.12", marks=pytest.mark.xfail(strict=True, reason="the Python range comes from torch's "
-                 "wheels alone: the plan recommends 3.13, for which torchvision 0.20.1 / torchaudio 2.5.1 have no "
-                 "wheel (pip fails: tests/test_framework_pip_plans_network.py)")),
+    pytest.param("1.13", "3.10"),
+    pytest.param("2.5", "3.12"),
     ("2.7", "3.13"),
 ])
 def test_the_recommended_python_has_wheels_of_every_pinned_package(kb, line, newest):
@@ -422,10 +418,6 @@ class TestTorchDriver:
         assert stack.driver.max_branch == 470
         assert Version(stack.driver.minimum) < Version("471")
 
-    @pytest.mark.xfail(strict=True, reason="the planned minimum is the CUDA 12.x minor-version floor 525.60.13; the "
-                       "PyTorch REPORT ('Driver floors') says an RTX 50xx needs a driver that supports it, R570+, "
-                       "and drivers.toml says Blackwell 12.0 starts with CUDA 12.8 (driver 570.x): the GPU's own "
-                       "floor is not applied")
     def test_a_blackwell_card_needs_a_driver_that_knows_it(self, kb):
         stack = stack_of(kb, torch="2.8", os="linux", gpu="RTX 5090")
         assert Version(stack.driver.minimum) >= Version("570")
@@ -550,10 +542,6 @@ class TestJaxWindows:
         told += [a.why for a in resolution.alternatives]
         assert any("WSL2" in text for text in told), told
 
-    @pytest.mark.xfail(strict=True, reason="JAX's docs: native Windows is CPU only, GPU only through WSL2. A "
-                       "request for a GPU on native Windows gets a CPU plan with status 'ok' and no finding (WSL2 is "
-                       "only in the gpu 'why'); TensorFlow's same case (no native Windows GPU after 2.10) is an error "
-                       "with a WSL2 alternative (tests/test_resolve.py)")
     def test_a_windows_gpu_request_is_not_silently_ok(self, kb):
         resolution = plan(kb, jax="latest", os="windows", gpu="RTX 3090")
         assert resolution.status != "ok"
