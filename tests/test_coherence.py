@@ -187,7 +187,7 @@ def test_pytorch_and_jax_renderings_install_the_same_stack(kb):
         plans = all_plans(resolution, kb)
         fw = stack.framework
         index = " ".join((fw.index_option, fw.index_url)) if fw.index_url else None
-        pins = [fw.requirement, *fw.companions]
+        pins = [fw.requirement, *fw.companions, *(p.requirement for p in stack.pip_pins)]
 
         # pip: the index option first where the build is not on the default index, then the pins
         lines = [l for l in plans["pip"].splitlines() if l and not l.startswith("#")]

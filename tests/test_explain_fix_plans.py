@@ -122,7 +122,8 @@ def test_jax_flag_on_a_cpu_jaxlib_log(kb):
     # colabdock#28: a CPU jaxlib; JAX's GPU build is jax[cuda12] (its install guide for 0.4.30)
     result = explain("colabdock-28-jax-cpu-jaxlib.log", "--jax", "0.4.30", "--format", "pip")
     assert result.exit_code == 0, result.output
-    assert pip_lines(result) == ["jax[cuda12]==0.4.30", "jaxlib==0.4.30", "jax-cuda12-plugin==0.4.30"]
+    assert pip_lines(result) == ["jax[cuda12]==0.4.30", "jaxlib==0.4.30", "jax-cuda12-plugin==0.4.30",
+                                 "nvidia-cudnn-cu12>=9.1,<10.0"]
 
 
 def test_one_framework_flag_at_a_time():

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from stackresolve.knowledge.fields import CC, Fields, KnowledgeError, records
@@ -164,6 +165,21 @@ class JaxCompiled:
 
 
 @dataclass(frozen=True)
+class JaxPin:
+    """A pip pin a JAX plan needs today, for jaxlib releases in a range."""
+
+    package: str
+    constraint: str
+    jaxlib: str  # PEP 440 specifier over the jaxlib version
+    why: str
+    source: str
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.package}{self.constraint}"
+
+
+@dataclass(frozen=True)
 class JaxPlatform:
     os: str
     arch: str
@@ -230,6 +246,7 @@ class FrameworkKnowledge:
     torch_mps: tuple[TorchMps, ...]
     jax_metal: tuple[JaxMetal, ...]
     torch_companions: tuple[TorchCompanion, ...] = ()
+    jax_pins: tuple[JaxPin, ...] = ()
 
     # -- PyTorch
     def torch_companion(self, package: str, version: str) -> TorchCompanion | None:
@@ -422,10 +439,21 @@ def parse_jax(doc: dict):
                     nvidia_gpu=r.flag("nvidia_gpu"), source=r.source(), note=r.note())
         for r in records(doc, "platform", f)
     )
+    pins = tuple(
+        JaxPin(package=r.text("package", pattern=r"[A-Za-z0-9._-]+"), constraint=r.text("constraint"),
+               jaxlib=r.text("jaxlib"), why=r.text("why"), source=r.source())
+        for r in records(doc, "pin", f)
+    )
+    for pin in pins:
+        try:
+            SpecifierSet(pin.jaxlib)
+            SpecifierSet(pin.constraint)
+        except InvalidSpecifier as exc:
+            raise KnowledgeError(f"{f} [[pin]] {pin.package}: {exc}") from exc
     for route in routes:
         if route.gpu_route == "monolithic" and not route.find_links:
             raise KnowledgeError(f"{f}: jax {route.jax[0]}: the monolithic route needs its find_links page")
-    return routes, extras, pairings, wheels, compiled, platforms
+    return routes, extras, pairings, wheels, compiled, platforms, pins
 
 
 def parse_apple(doc: dict):
@@ -465,7 +493,8 @@ def parse_apple(doc: dict):
 
 def build_frameworks(docs: dict[str, dict]) -> FrameworkKnowledge:
     torch_releases, torch_variants = parse_pytorch(docs["pytorch.toml"])
-    routes, extras, pairings, wheels, compiled, platforms = parse_jax(docs["jax.toml"])
+    routes, extras, pairings, wheels, compiled, platforms, pins = parse_jax(docs["jax.toml"])
     metal, macos, mps, jax_metal = parse_apple(docs["apple.toml"])
     return FrameworkKnowledge(torch_releases, torch_variants, routes, extras, pairings, wheels, compiled, platforms,
-                              metal, macos, mps, jax_metal, parse_torch_companions(docs["torch_companions.toml"]))
+                              metal, macos, mps, jax_metal, parse_torch_companions(docs["torch_companions.toml"]),
+                              pins)

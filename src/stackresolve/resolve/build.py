@@ -61,6 +61,10 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
     pins = () if fw.container or not tensorflow else tuple(
         kb.pitfalls_for(framework.upstream_version, request.os.wheel_os.value, py.version))
     pins += floor_pins(fw)
+    if fw.framework is Framework.JAX:
+        from stackresolve.resolve.frameworks import jax_pins
+
+        pins += jax_pins(kb, fw)
     entries = tuple(GpuEntry(g.name or None, g.cc, g.architecture, support_on(fw, g.cc), g.source)
                     for g in request.gpus)
 

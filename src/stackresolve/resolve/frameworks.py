@@ -271,13 +271,22 @@ def _jax_gpu(kb: KnowledgeBase, request: Request, pairing: JaxPairing, route: Ja
     platform = request.wheel_platform
     version = pairing.jax
     primary = major == route.recommended_major
-    plugin_route = bool(route.plugin) if primary else fk.jax_wheels_of(f"jax-cuda{major}-plugin", version) is not None
+    if primary:
+        extra = fk.jax_extra(route.cuda_extra, version)
+        # "both": the plugin wheels and the find-links jaxlib exist; the recommended extra says which one installs
+        plugin_route = route.gpu_route == "plugin" or (route.gpu_route == "both" and extra is not None
+                                                        and not extra.find_links)
+    else:
+        # Another CUDA major of the same release: only the plugin route is planned (the facts of a find-links
+        # route of another major are not recorded per release).
+        extra = fk.jax_extra(f"cuda{major}", version)
+        plugin_route = True
+    if extra is None:
+        return None
     if plugin_route:
-        extra_name = route.cuda_extra if primary else f"cuda{major}"
         package = f"jax-cuda{major}-plugin"
-        extra = fk.jax_extra(extra_name, version)
         plugin = fk.jax_wheels_of(package, version)
-        if extra is None or plugin is None or extra.find_links:
+        if plugin is None or extra.find_links:
             return None
         indexed = extra.index_ok_aarch64 if platform == "linux_aarch64" else extra.index_ok
         if version not in indexed:
@@ -287,16 +296,13 @@ def _jax_gpu(kb: KnowledgeBase, request: Request, pairing: JaxPairing, route: Ja
         find_links = None
         source = f"{facts.source}; {extra.source}; {plugin.source}"
     else:
-        extra_name = route.cuda_extra
-        if not extra_name.endswith("pip") or platform != "linux":
+        if not extra.name.replace("-", "_").endswith("_pip") or platform != "linux":
             return None  # the find-links wheels of this era need a CUDA installed on the system: not planned
-        extra = fk.jax_extra(extra_name, version)
-        if extra is None:
-            return None
         compiled = fk.jax_compiled_of("jaxlib", jaxlib)
-        find_links = route.find_links
+        find_links = extra.find_links or route.find_links
         package = "jaxlib"
         source = f"{facts.source}; {extra.source}"
+    extra_name = extra.name  # as the jax wheel's METADATA spells it (old pips ignore a misspelled extra)
     if not pythons:
         return None
     toolkit = kb.toolkit(facts.cuda_min)
@@ -371,3 +377,21 @@ def _with(candidate: FrameworkCandidate, **changes) -> FrameworkCandidate:
     from dataclasses import replace
 
     return replace(candidate, **changes)
+
+
+def jax_pins(kb: KnowledgeBase, fw: FrameworkCandidate) -> tuple:
+    """The pip pins a JAX plan needs: jax.toml [[pin]] records for its jaxlib, and for GPU plans the cuDNN range
+    of JAX's install guide (old cuda12 extras leave nvidia-cudnn-cu12 open above, and pip then takes a cuDNN 9
+    that a cuDNN 8.9 build cannot load: jax-ml/jax#20455)."""
+    from stackresolve.knowledge.model import Pitfall
+
+    jaxlib = next((c.split("==")[1] for c in fw.companions if c.startswith("jaxlib==")), fw.version)
+    out = [Pitfall(package=p.package, constraint=p.constraint, tf="", os=(), python="", why=p.why, source=p.source)
+           for p in kb.frameworks.jax_pins
+           if SpecifierSet(p.jaxlib).contains(Version(jaxlib), prereleases=True)]
+    if fw.gpu and fw.cudnn_range:
+        major = fw.cuda.split(".")[0]
+        out.append(Pitfall(package=f"nvidia-cudnn-cu{major}", constraint=fw.cudnn_range, tf="", os=(), python="",
+                           why=f"the cuDNN range JAX's install guide gives for jax {fw.version}; the extra alone "
+                               f"may let pip take a cuDNN the build cannot load", source=fw.source))
+    return tuple(out)
