@@ -8,6 +8,8 @@
     python scripts/verify_plans.py 1.8@3.6 --add 'h5py<3'          # the plan plus a candidate pin
     python scripts/verify_plans.py 1.12@3.6 --drop h5py            # the plan without its h5py pin
     python scripts/verify_plans.py --list                          # print the built-in targets
+    python scripts/verify_plans.py --lock                          # full locks (LOCK_TARGETS), see below
+    python scripts/verify_plans.py --lock 2.15@3.11:cpu            # the full lock of one target
 
 For each target (TensorFlow line, OS linux, Python X.Y) the script
 
@@ -25,6 +27,15 @@ For each target (TensorFlow line, OS linux, Python X.Y) the script
 4. appends one record per run to constraints/verified_installs.toml (its header documents the shape) and deletes
    the venv.
 
+With --lock the script installs the target's full lock instead of its pip plan (`kind = "lock"` in the record):
+`stackresolve plan ... --format pip --lock --index-url <pip's index>` (uv pip compile: every package of the
+transitive set pinned with hashes for the plan's Python and platform); a fresh venv with the lock's Python; the
+lock's own install line with --no-deps added (`.venv/bin/python -m pip install --require-hashes --no-deps -r
+requirements.txt`, the lock file as requirements.txt): hash checking needs every package pinned, and --no-deps
+proves the lock is complete, since pip then installs nothing the lock does not name. A `lock_check` step then
+compares `pip freeze` with the lock (every pinned package installed at its pinned version) and runs `pip check`
+(a dependency the lock left out shows there); the smoke test follows as for a plan.
+
 pip runs with the package index from pip's own configuration (`stackresolve.index.index_url`: PIP_INDEX_URL,
 pip's config files, else pip's default), and with nothing else from this machine's pip settings:
 PIP_CONFIG_FILE is the null device (no config file is read: no machine-wide constraint files, find-links or
@@ -41,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import hashlib
 import json
 import os
 import re
@@ -76,6 +88,10 @@ DEFAULT_TARGETS: tuple[str, ...] = (
     "2.18@3.12", "2.20@3.13", "2.21@3.13",
 )
 
+# The full locks verified by default (--lock without targets): CPU stacks, small downloads, one per era of the
+# lock's resolution (TF 1.x on 3.7, Keras 2 in TF 2.11 / 2.15, Keras 3 in 2.20).
+LOCK_TARGETS: tuple[str, ...] = ("1.15@3.7:cpu", "2.11@3.10:cpu", "2.15@3.11:cpu", "2.20@3.12:cpu")
+
 # pip releases that still install on old CPython (pip 21.0 dropped 2.7 and 3.5, 22.0 dropped 3.6, 24.1 dropped 3.7).
 PIP_FOR_PYTHON = {"2.7": "pip<21", "3.5": "pip<21", "3.6": "pip<22", "3.7": "pip<24.1"}
 
@@ -92,7 +108,7 @@ KEY_PACKAGES: tuple[str, ...] = (
 # is quick and needs no compiler.
 PURE_SDISTS = frozenset({"gast", "termcolor", "clang", "wrapt", "html5lib"})
 
-TIMEOUTS = {"plan": 120, "venv": 300, "pip_upgrade": 600, "install": 2400, "freeze": 180, "step": 600}
+TIMEOUTS = {"plan": 120, "lock": 900, "venv": 300, "pip_upgrade": 600, "install": 2400, "freeze": 180, "step": 600}
 
 # Variables that select hardware for `plan`; --no-detect ignores detection, these would still steer it.
 _PLAN_ENV_DROP = ("STACKRESOLVE_DRIVER", "STACKRESOLVE_GPU_CC", "CONDA_OVERRIDE_CUDA")
@@ -110,15 +126,21 @@ class Target:
     drop: tuple[str, ...] = ()   # packages whose plan lines are left out (canonical names)
     add: tuple[str, ...] = ()    # requirement lines added to the plan's
     pip_upgrade: str = ""        # a pip requirement installed into the venv before the plan's install ("" = none)
+    lock: bool = False           # install the full lock (`plan --format pip --lock`) instead of the pip plan
+
+    @property
+    def kind(self) -> str:
+        return "lock" if self.lock else "plan"
 
     @property
     def label(self) -> str:
-        return f"{self.tf}@{self.python or '?'}{':cpu' if self.cpu else ''}"
+        return f"{self.tf}@{self.python or '?'}{':cpu' if self.cpu else ''}{' (lock)' if self.lock else ''}"
 
     @property
     def variant(self) -> str:
-        """How the run differs from the plan as written: "plan", "plan+pip<22", "plan-h5py", "plan+h5py<3"."""
-        parts = ["plan"]
+        """How the run differs from the plan (or lock) as written: "plan", "plan+pip<22", "plan-h5py",
+        "plan+h5py<3", "lock", "lock+pip<24.1"."""
+        parts = [self.kind]
         parts += [f"+{self.pip_upgrade}"] if self.pip_upgrade else []
         parts += [f"-{name}" for name in self.drop]
         parts += [f"+{line}" for line in self.add]
@@ -128,17 +150,21 @@ class Target:
 _TARGET = re.compile(r"(?P<tf>\d+\.\d+(?:\.\d+)?)(?:@(?P<py>\d\.\d+))?(?P<cpu>:cpu)?")
 
 
-def parse_target(text: str, *, drop=(), add=(), pip_upgrade: str = "") -> Target:
-    """`TF[@X.Y][:cpu]` -> Target. Raises ValueError on anything else."""
+def parse_target(text: str, *, drop=(), add=(), pip_upgrade: str = "", lock: bool = False) -> Target:
+    """`TF[@X.Y][:cpu]` -> Target. Raises ValueError on anything else (and on --drop/--add with a lock: a lock
+    installed with --require-hashes cannot take a line without its hashes)."""
     m = _TARGET.fullmatch(text.strip())
     if not m:
         raise ValueError(f"bad target {text!r}: want TF[@X.Y][:cpu], e.g. 1.15@3.7 or 1.12@3.6:cpu")
+    if lock and (drop or add):
+        raise ValueError("--drop / --add change a pip plan; a full lock is installed as written (--require-hashes)")
     for line in add:
         Requirement(line)  # raises InvalidRequirement
     if pip_upgrade:
         Requirement(pip_upgrade)
     return Target(tf=m.group("tf"), python=m.group("py") or "", cpu=bool(m.group("cpu")),
-                  drop=tuple(canonicalize_name(d) for d in drop), add=tuple(add), pip_upgrade=pip_upgrade)
+                  drop=tuple(canonicalize_name(d) for d in drop), add=tuple(add), pip_upgrade=pip_upgrade,
+                  lock=lock)
 
 
 # --------------------------------------------------------------------------------------------------- the plan
@@ -186,6 +212,113 @@ def adjust_requirements(lines: list[str], drop=(), add=()) -> list[str]:
     dropped = {canonicalize_name(d) for d in drop}
     out = [lines[0]] + [ln for ln in lines[1:] if canonicalize_name(Requirement(ln).name) not in dropped]
     return out + [a for a in add if a not in out]
+
+
+# --------------------------------------------------------------------------------------------------- the full lock
+@dataclass
+class Lock:
+    text: str                    # the file as the CLI wrote it (installed as requirements.txt)
+    requirements: list[str]      # its pins, `name==version`, in order (no hashes)
+    tf_requirement: str          # the TensorFlow pin
+    python: str                  # the Python X.Y it was resolved for
+    platform: str                # the platform it was resolved for (x86_64-manylinux_2_28)
+    instructions: list[str]      # the lock's own install line(s), split at "&&"
+    hashes: int                  # --hash options in the file
+    cuda_wheels: dict[str, str]  # the NVIDIA wheels it pins
+
+
+_LOCK_RESOLVED = re.compile(r"^# resolved by \S+ for Python (\d\.\d+) on (\S+?),")
+_LOCK_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==([^\s;\\]+)")
+_TF_PACKAGES = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel")
+
+
+def parse_lock(text: str) -> Lock:
+    """Read a full lock (`plan --format pip --lock`): the `#` header (the Python and platform it was resolved for,
+    the install line after "install with"), then `name==version \\` lines each followed by `--hash=sha256:...`
+    lines and uv's `# via` comments. Raises ValueError when the text is not such a lock or a pin has no hash."""
+    pins, instructions, python, platform = [], [], "", ""
+    hashes, in_howto, current = 0, False, None
+    no_hash = []
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        m = _LOCK_RESOLVED.match(line)
+        if m:
+            python, platform = m.groups()
+            in_howto = True
+            continue
+        if in_howto and line.startswith("#   "):
+            instructions += [c.strip() for c in line[1:].split("&&") if c.strip()]
+            continue
+        in_howto = False
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            continue
+        if stripped.startswith("--hash="):
+            hashes += 1
+            if current is not None:
+                current[1] += 1
+            continue
+        m = _LOCK_PIN.match(line)
+        if not m:
+            raise ValueError(f"not a pinned lock line: {line[:80]!r}")
+        current = [f"{m.group(1)}=={m.group(3)}", 0]
+        pins.append(current)
+    for pin, count in pins:
+        if not count:
+            no_hash.append(pin)
+    if not pins:
+        raise ValueError("the lock pins no package")
+    if not python:
+        raise ValueError("the lock does not say which Python it was resolved for ('# resolved by ... for Python X.Y')")
+    if no_hash:
+        raise ValueError(f"pins without a hash (pip --require-hashes refuses them): {', '.join(no_hash[:5])}")
+    requirements = [p for p, _ in pins]
+    names = {canonicalize_name(r.split("==")[0]): r for r in requirements}
+    tf = next((names[n] for n in _TF_PACKAGES if n in names), "")
+    if not tf:
+        raise ValueError("the lock pins no TensorFlow package")
+    cuda = {canonicalize_name(r.split("==")[0]): r.split("==")[1] for r in requirements
+            if re.match(r"nvidia-[a-z0-9-]+-cu\d+$", canonicalize_name(r.split("==")[0]))}
+    return Lock(text=text, requirements=requirements, tf_requirement=tf, python=python, platform=platform,
+                instructions=instructions, hashes=hashes, cuda_wheels=cuda)
+
+
+def lock_instructions(lock: Lock) -> list[str]:
+    """The commands a lock run follows: a venv with the lock's Python, then the lock's own install line run with the
+    venv's interpreter and --no-deps (pip installs only what the lock names, so a missing dependency shows)."""
+    out = [f"python{lock.python} -m venv .venv"]
+    for command in lock.instructions or ["python -m pip install --require-hashes -r requirements.txt"]:
+        words = command.split()
+        if words and _PYTHON_WORD.match(words[0]):
+            words[0] = ".venv/bin/python"
+        if "install" in words and "--no-deps" not in words:
+            words.insert(words.index("-r") if "-r" in words else words.index("install") + 1, "--no-deps")
+        out.append(" ".join(words))
+    return out
+
+
+def lock_mismatches(requirements: list[str], installed: dict[str, str]) -> list[str]:
+    """The pins of a lock that `pip freeze` does not show at their version ("numpy: locked 1.18.5, installed
+    1.19.5", "gast: locked 0.2.2, not installed")."""
+    from packaging.version import InvalidVersion, Version
+
+    out = []
+    for pin in requirements:
+        name, version = pin.split("==", 1)
+        name = canonicalize_name(name.split("[")[0])
+        got = installed.get(name)
+        if got is None:
+            out.append(f"{name}: locked {version}, not installed")
+            continue
+        try:
+            same = Version(got) == Version(version)
+        except InvalidVersion:
+            same = got == version
+        if not same:
+            out.append(f"{name}: locked {version}, installed {got}")
+    return out
 
 
 _PYTHON_WORD = re.compile(r"^python(\d(\.\d+)?)?$")
@@ -636,6 +769,29 @@ def get_plan(ctx: Context, target: Target) -> tuple[Plan | None, str, Proc]:
         return None, python, Proc(1, proc.out, str(exc), proc.seconds)
 
 
+def get_lock(ctx: Context, target: Target) -> tuple[Lock | None, str, Proc]:
+    """The full lock for a target, resolved against the index pip installs from (the plan's Python first, when the
+    target names none)."""
+    python = target.python
+    if not python:
+        _, python, proc = get_plan(ctx, replace(target, lock=False))
+        if not python:
+            return None, "", proc
+    env = {k: v for k, v in os.environ.items() if k not in _PLAN_ENV_DROP}
+    argv = ctx.cli + plan_command(target, python) + ["--lock", "--index-url", ctx.index]
+    proc = run(argv, timeout=TIMEOUTS["lock"], env=env)
+    if not proc.ok:
+        return None, python, proc
+    try:
+        lock = parse_lock(proc.out)
+    except ValueError as exc:
+        return None, python, Proc(1, proc.out, str(exc), proc.seconds)
+    if lock.python != python:
+        return None, python, Proc(1, proc.out, f"asked for a lock for Python {python}, got one for {lock.python}",
+                                  proc.seconds)
+    return lock, python, proc
+
+
 def step_name(command: str, index: int) -> str:
     """What an instruction does: venv, pip_upgrade, install (the requirements file), else instruction_N."""
     words = command.split()
@@ -653,18 +809,25 @@ def display(command: str) -> str:
 
 
 def verify(ctx: Context, target: Target) -> dict:
-    """One run: plan, venv, install, smoke test. Returns the record (see build_record)."""
+    """One run: plan (or full lock), venv, install, [lock_check], smoke test. Returns the record (see
+    build_record)."""
     started = time.monotonic()
     steps: list[dict] = []
-    plan, python, proc = get_plan(ctx, target)
+    plan, python, proc = get_lock(ctx, target) if target.lock else get_plan(ctx, target)
     target = replace(target, python=python or target.python)
     steps.append(step_result("plan", "pass" if plan else "fail", proc.seconds, "" if plan else error_text(proc)))
     facts = {"target": target, "plan": plan, "python_full": "", "pip_version": "", "installed": {},
              "pip_check": "", "requirements": [], "instructions": [], "built_from_source": []}
     if plan is None:
         return build_record(ctx, facts, steps, time.monotonic() - started)
-    requirements = adjust_requirements(plan.requirements, target.drop, target.add)
-    instructions = list(plan.instructions)
+    if target.lock:
+        requirements = list(plan.requirements)
+        instructions = lock_instructions(plan)
+        requirements_text = plan.text  # with its hashes
+    else:
+        requirements = adjust_requirements(plan.requirements, target.drop, target.add)
+        instructions = list(plan.instructions)
+        requirements_text = "\n".join(requirements) + "\n"
     if target.pip_upgrade:  # the user's fix: a pip that can install the plan, right after the venv is made
         instructions.insert(1, f".venv/bin/python -m pip install --upgrade {shlex.quote(target.pip_upgrade)}")
     facts.update(requirements=requirements, instructions=[display(c) for c in instructions])
@@ -673,7 +836,7 @@ def verify(ctx: Context, target: Target) -> dict:
     work = Path(tempfile.mkdtemp(prefix=f"verify-{target.tf}-py{target.python}-", dir=ctx.work_dir))
     try:
         req_file = work / "requirements.txt"
-        req_file.write_text("\n".join(requirements) + "\n")
+        req_file.write_text(requirements_text)
         venv = work / ".venv"
         if exe is None:
             steps.append(step_result("venv", "fail", 0.0, f"no CPython {target.python} on this machine"))
@@ -703,12 +866,20 @@ def verify(ctx: Context, target: Target) -> dict:
             pv = run([str(vpy), "-m", "pip", "--version"], timeout=TIMEOUTS["freeze"], env=env)
             facts["pip_version"] = pv.out.split()[1] if pv.ok and len(pv.out.split()) > 1 else ""
             freeze = run([str(vpy), "-m", "pip", "freeze", "--all"], timeout=TIMEOUTS["freeze"], env=env)
-            facts["installed"] = key_packages(parse_freeze(freeze.out)) if freeze.ok else {}
+            everything = parse_freeze(freeze.out) if freeze.ok else {}
+            facts["installed"] = key_packages(everything)
             if all(s["status"] == "pass" for s in steps):
                 check = run([str(vpy), "-m", "pip", "check"], timeout=TIMEOUTS["freeze"], env=env)
                 facts["pip_check"] = "ok" if check.ok else scrub(" | ".join(
                     ln.strip() for ln in check.out.splitlines() if ln.strip())[:600])
-        if all(s["status"] == "pass" for s in steps):
+                if target.lock:  # the lock is what got installed, and it is complete
+                    problems = lock_mismatches(requirements, everything) if freeze.ok else [
+                        f"pip freeze failed: {error_text(freeze)}"]
+                    if facts["pip_check"] != "ok":
+                        problems.append(f"pip check: {facts['pip_check']}")
+                    steps.append(step_result("lock_check", "fail" if problems else "pass", check.seconds,
+                                             scrub("; ".join(problems))[:600]))
+        if all(s["status"] == "pass" for s in steps if s["name"] != "lock_check"):
             steps += run_smoke(str(vpy), work)
         else:
             steps += [step_result(n, "skipped", 0.0, "install failed") for n in SMOKE_STEPS]
@@ -726,6 +897,7 @@ def build_record(ctx: Context, facts: dict, steps: list[dict], seconds: float) -
     rec = {
         "id": "",  # given by assign_id
         "date": ctx.date,
+        "kind": target.kind,
         "target": {"tf": target.tf, "os": target.os, "python": target.python, "cpu": target.cpu},
         "variant": target.variant,
         "result": "fail" if failed else "pass",
@@ -746,6 +918,14 @@ def build_record(ctx: Context, facts: dict, steps: list[dict], seconds: float) -
                   f"x86_64 from the package index, {ctx.date}",
         "step": steps,
     }
+    if target.lock:
+        lock: Lock | None = plan  # type: ignore[assignment]
+        rec["lock"] = {"platform": lock.platform if lock else "", "pins": len(lock.requirements) if lock else 0,
+                       "hashes": lock.hashes if lock else 0,
+                       "sha256": hashlib.sha256(lock.text.encode()).hexdigest() if lock else "",
+                       "cuda_wheels": dict(lock.cuda_wheels) if lock else {}}
+        rec["source"] = rec["source"].replace("installed for real", "full lock installed for real (--require-hashes "
+                                              "--no-deps)")
     return rec
 
 
@@ -782,14 +962,17 @@ HEADER = """\
 #   [[run]]
 #   id = "2026-11-24-tf1.12-py3.6-cpu-plan"   # <date>-tf<line>-py<X.Y>[-cpu]-<variant>, unique
 #   date = "2026-11-24"
+#   kind = "plan"                    # "plan": the pip plan installed; "lock": its full lock (`--format pip --lock`,
+#                                    # installed with --require-hashes --no-deps); runs without `kind` are plans
 #   target = { tf = "1.12", os = "linux", python = "3.6", cpu = true }   # cpu: the plan was made with --cpu
 #   variant = "plan"                 # "plan": the plan as written; "+pip<22": the venv's pip upgraded first;
-#                                    # "-h5py": the plan without its h5py pin; "+h5py<3": a pin added
+#                                    # "-h5py": the plan without its h5py pin; "+h5py<3": a pin added;
+#                                    # "lock" / "lock+pip<24.1": the full lock as written / after a pip upgrade
 #   result = "pass"                  # pass: every step passed (or does not apply); fail: see failed_step
 #   failed_step = ""                 # the first step that failed
 #   error = ""                       # its error text (URLs without their host)
 #   tf_requirement = "tensorflow==1.12.3"
-#   plan_requirements = [...]        # the plan's requirement lines
+#   plan_requirements = [...]        # the plan's requirement lines (a lock: its pins, name==version, no hashes)
 #   requirements = [...]             # what was installed (differs from the plan only in variants)
 #   instructions = [...]             # the commands run (the plan's instruction line, split at &&)
 #   python = "3.6.15"                # the venv's interpreter
@@ -800,12 +983,17 @@ HEADER = """\
 #   stackresolve_commit = "..."      # the checkout the plan came from ("+dirty": src/ or constraints/ changed)
 #   seconds = 95
 #   source = "..."
-#   [[run.step]]                     # in order: plan, venv, [pip_upgrade], install, then the smoke test
+#   lock = { platform = "x86_64-manylinux_2_28", pins = 26, hashes = 310, sha256 = "...", cuda_wheels = {} }
+#                                    # kind = "lock" only: what uv resolved for, how many pins and hashes, the
+#                                    # lock file's sha256, the nvidia-*-cuXX wheels it pins
+#   [[run.step]]                     # in order: plan, venv, [pip_upgrade], install, [lock_check], the smoke test
 #   name = "install"
 #   status = "pass"                  # pass | fail | n/a (does not apply to this release) | skipped
 #   seconds = 41.2
 #   error = ""
 #
+# lock_check (kind = "lock"): every pin of the lock installed at its version (`pip freeze`) and `pip check` clean,
+# i.e. the lock installed with --no-deps is complete and consistent; the smoke test runs whatever it says.
 # The smoke test runs on the CPU, each step in a fresh interpreter: import; keras_fit (1 epoch, random data);
 # h5_save_load; savedmodel (TF 2: a tf.Module around the model, tf.saved_model.save/load; TF 1: SavedModelBuilder and
 # loader.load in a tf.Session); session_run (TF 1) or summary_write (TF 2); then lstm, autograph, tensorboard
@@ -861,8 +1049,6 @@ def append_records(path: Path, records: list[dict]) -> None:
     whole file is re-parsed before it is replaced, so a broken write never lands."""
     import fcntl
 
-    import hashlib
-
     # several invocations may append at once; the lock lives outside the repository
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
     lock_file = Path(tempfile.gettempdir()) / f"verify_plans-{digest}.lock"
@@ -914,6 +1100,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--add", action="append", default=[], metavar="REQ", help="add a requirement line")
     ap.add_argument("--pip-upgrade", default="", metavar="REQ",
                     help="upgrade the venv's pip to REQ before the plan's install (e.g. 'pip<22')")
+    ap.add_argument("--lock", action="store_true",
+                    help="install each target's full lock (plan --format pip --lock) with --require-hashes "
+                         "--no-deps instead of its pip plan (default targets: LOCK_TARGETS)")
     ap.add_argument("--no-pip-fix", action="store_true",
                     help="do not rerun a failed install with the venv's pip upgraded")
     ap.add_argument("--results", type=Path, default=RESULTS, help="results file (default: %(default)s)")
@@ -926,12 +1115,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cli", help="the stackresolve command (default: the one next to this interpreter)")
     ap.add_argument("--list", action="store_true", help="print the built-in targets and exit")
     args = ap.parse_args(argv)
+    defaults = LOCK_TARGETS if args.lock else DEFAULT_TARGETS
     if args.list:
-        print("\n".join(DEFAULT_TARGETS))
+        print("\n".join(defaults))
         return 0
     try:
-        targets = [parse_target(t, drop=args.drop, add=args.add, pip_upgrade=args.pip_upgrade)
-                   for t in (args.targets or DEFAULT_TARGETS)]
+        targets = [parse_target(t, drop=args.drop, add=args.add, pip_upgrade=args.pip_upgrade, lock=args.lock)
+                   for t in (args.targets or defaults)]
         interpreters = dict(i.split("=", 1) for i in args.interpreter)
     except (ValueError, InvalidRequirement) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -4,6 +4,7 @@ and `check` of an installed environment against one."""
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -43,7 +44,8 @@ def test_uv_is_asked_for_the_plans_python_platform_and_hashes(kb, monkeypatch):
     seen = {}
 
     def runner(argv, **kwargs):
-        seen["argv"], seen["timeout"] = argv, kwargs["timeout"]
+        seen["argv"], seen["timeout"], seen["cwd"] = argv, kwargs["timeout"], kwargs["cwd"]
+        seen["input"] = (Path(kwargs["cwd"]) / argv[3]).read_text()
         out = argv[argv.index("-o") + 1]
         with open(out, "w") as handle:
             handle.write(UV_OUTPUT)
@@ -59,6 +61,8 @@ def test_uv_is_asked_for_the_plans_python_platform_and_hashes(kb, monkeypatch):
     assert "--generate-hashes" in argv and argv[argv.index("--index-url") + 1] == "https://index.invalid/simple"
     assert lock.cuda_wheels == {"nvidia-cuda-runtime-cu12": "12.2.140", "nvidia-cudnn-cu12": "8.9.4.25"}
     assert seen["timeout"] > 0
+    # the input is named relative to the folder uv runs in: its `# via -r requirements.in` has no temporary path
+    assert argv[3] == "requirements.in" and seen["input"].startswith("tensorflow[and-cuda]==2.15.1\n")
 
 
 def test_no_lock_for_nvidias_own_index(kb):
@@ -110,3 +114,4 @@ def test_locks_resolve_against_the_real_index_with_hashes(kb, line, os_name):
     pins = parse_full_lock(lock.text, "lock")
     assert any(name.startswith("tensorflow") for name in pins)
     assert lock.text.count("--hash=sha256:") >= len(pins)
+    assert "stackresolve-lock-" not in lock.text  # uv's `# via -r requirements.in`, no temporary folder

@@ -55,6 +55,36 @@ gast==0.2.2
 """
 
 
+# A full lock as `plan --format pip --lock` writes it (hashes shortened; uv's `# via` comments kept).
+LOCK_1_15 = """\
+# stackresolve full lock plan
+# stack: tensorflow==1.15.5, Python 3.7, CPU only
+# request: TensorFlow 1.15, os linux, Python 3.7, CPU only
+# knowledge base 2026-11-22+b6f27b2f6480 (package index data fetched 2026-11-22, shipped), stackresolve 0.1.0
+# resolved by uv for Python 3.7 on x86_64-manylinux_2_28, with hashes; install with
+#   python -m pip install --require-hashes -r requirements.txt
+gast==0.2.2 \\
+    --hash=sha256:fe939df4583692f0512161ec1c880e0a10e71e6a232da045ab8edd3756fbadf0
+    # via tensorflow
+h5py==2.10.0 \\
+    --hash=sha256:063947eaed5f271679ed4ffa36bb96f57bc14f44dd4336a827d9a02702e6ce6b \\
+    --hash=sha256:13c87efa24768a5e24e360a40e0bc4c49bcb7ce1bb13a3a7f9902cec302ccd36
+    # via
+    #   keras-applications
+    #   tensorflow
+Keras_Applications==1.0.8 \\
+    --hash=sha256:df4323692b8c1174af821bf906f1e442e63fa7589bf0f1230a0b6bdc5a810c95
+tensorflow==1.15.5 \\
+    --hash=sha256:2e9a6e5ffbc8d6a1a8a1b5d1f1b2c8d4e5f60718293a4b5c6d7e8f90a1b2c3d4
+    # via -r requirements.in
+"""
+
+LOCK_GPU_TAIL = """\
+nvidia-cudnn-cu12==9.3.0.75 \\
+    --hash=sha256:9ad9c6929ebb5295eb4a1728024666d1c88283373e265a0c5c883e6f9d5cd76d
+"""
+
+
 def cli(*args):
     return subprocess.run([sys.executable, "-m", "stackresolve", *args], capture_output=True, text=True,
                           timeout=120)
@@ -159,6 +189,83 @@ def test_localize_makes_the_instructions_concrete(tmp_path):
 ])
 def test_step_names(command, name):
     assert vp.step_name(command, 2) == name
+
+
+# --- the full lock -----------------------------------------------------------------------------------------------
+def test_parse_lock():
+    lock = vp.parse_lock(LOCK_1_15)
+    assert lock.requirements == ["gast==0.2.2", "h5py==2.10.0", "Keras_Applications==1.0.8", "tensorflow==1.15.5"]
+    assert lock.tf_requirement == "tensorflow==1.15.5"
+    assert (lock.python, lock.platform) == ("3.7", "x86_64-manylinux_2_28")
+    assert lock.hashes == 5 and lock.cuda_wheels == {} and lock.text == LOCK_1_15
+    assert lock.instructions == ["python -m pip install --require-hashes -r requirements.txt"]
+    assert vp.parse_lock(LOCK_1_15 + LOCK_GPU_TAIL).cuda_wheels == {"nvidia-cudnn-cu12": "9.3.0.75"}
+
+
+@pytest.mark.parametrize("text, message", [
+    (PLAN_1_12, "not a pinned lock line"),                                      # a pip plan, not a lock
+    (LOCK_1_15 + "numpy==1.18.5\n", "without a hash"),                          # --require-hashes would refuse it
+    (LOCK_1_15.replace("# resolved by uv for Python 3.7", "# resolved"), "which Python"),
+    ("\n".join(LOCK_1_15.splitlines()[:6]) + "\n", "pins no package"),
+    (LOCK_1_15.replace("tensorflow==1.15.5", "tensorboard==1.15.0"), "no TensorFlow"),
+])
+def test_parse_lock_rejects(text, message):
+    with pytest.raises(ValueError, match=message):
+        vp.parse_lock(text)
+
+
+def test_lock_instructions_add_no_deps_and_use_the_venv():
+    lock = vp.parse_lock(LOCK_1_15)
+    assert vp.lock_instructions(lock) == [
+        "python3.7 -m venv .venv", ".venv/bin/python -m pip install --require-hashes --no-deps -r requirements.txt"]
+    lock.instructions = []  # a lock without an install line: the same command
+    assert vp.lock_instructions(lock)[-1] == ".venv/bin/python -m pip install --require-hashes --no-deps -r " \
+                                             "requirements.txt"
+    assert [vp.step_name(c, i) for i, c in enumerate(vp.lock_instructions(lock))] == ["venv", "install"]
+
+
+def test_lock_mismatches():
+    pins = vp.parse_lock(LOCK_1_15).requirements
+    installed = {"gast": "0.2.2", "h5py": "2.10.0", "keras-applications": "1.0.8", "tensorflow": "1.15.5",
+                 "pip": "22.0.4"}
+    assert vp.lock_mismatches(pins, installed) == []
+    assert vp.lock_mismatches(pins + ["numpy==1.18"], dict(installed, numpy="1.18.0")) == []
+    del installed["gast"]
+    installed["h5py"] = "3.1.0"
+    assert vp.lock_mismatches(pins, installed) == ["gast: locked 0.2.2, not installed",
+                                                   "h5py: locked 2.10.0, installed 3.1.0"]
+
+
+def test_lock_targets():
+    targets = [vp.parse_target(t, lock=True) for t in vp.LOCK_TARGETS]
+    assert len(targets) >= 4 and all(t.lock and t.cpu and t.python and t.os == "linux" for t in targets)
+    assert len({t.tf for t in targets}) == len(targets)
+    t = targets[0]
+    assert t.kind == "lock" and t.variant == "lock" and vp.Target("2.15").kind == "plan"
+    assert vp.replace(t, pip_upgrade="pip<24.1").variant == "lock+pip<24.1"
+    for bad in ({"drop": ["h5py"]}, {"add": ["h5py<3"]}):
+        with pytest.raises(ValueError):
+            vp.parse_target("1.15@3.7:cpu", lock=True, **bad)
+
+
+def test_lock_mode_asks_the_cli_for_a_lock_from_pips_index(monkeypatch):
+    calls = []
+
+    def fake_run(argv, *, timeout, env=None, cwd=None):
+        calls.append((argv, timeout))
+        return vp.Proc(0, LOCK_1_15, "", 1.0)
+
+    monkeypatch.setattr(vp, "run", fake_run)
+    ctx = vp.Context(cli=["stackresolve"], index="https://index.invalid/simple", cache_dir=Path("/c"),
+                     work_dir=None, commit="c", date="2026-11-24")
+    lock, python, _ = vp.get_lock(ctx, vp.parse_target("1.15@3.7:cpu", lock=True))
+    assert lock.tf_requirement == "tensorflow==1.15.5" and python == "3.7"
+    ((argv, timeout),) = calls
+    assert argv[-4:] == ["--cpu", "--lock", "--index-url", "https://index.invalid/simple"]
+    assert argv[argv.index("--python") + 1] == "3.7" and argv[argv.index("--format") + 1] == "pip"
+    assert timeout >= 600  # uv's own limit in fulllock.py is 600 s
+    lock, _, proc = vp.get_lock(ctx, vp.parse_target("1.15@3.8:cpu", lock=True))
+    assert lock is None and "got one for 3.7" in proc.err
 
 
 # --- pip ---------------------------------------------------------------------------------------------------------
@@ -312,6 +419,38 @@ def test_build_record():
     assert rec["result"] == "pass" and rec["failed_step"] == "" and rec["tf_requirement"] == ""
 
 
+def make_lock_record(steps=None):
+    ctx = vp.Context(cli=["stackresolve"], index="https://index.invalid/simple", cache_dir=Path("/c"),
+                     work_dir=None, commit="0123abc", date="2026-11-24")
+    lock = vp.parse_lock(LOCK_1_15 + LOCK_GPU_TAIL)
+    facts = {"target": vp.parse_target("1.15@3.7:cpu", lock=True), "plan": lock, "python_full": "3.7.16",
+             "pip_version": "22.0.4", "installed": {"tensorflow": "1.15.5"}, "pip_check": "ok",
+             "requirements": lock.requirements, "instructions": vp.lock_instructions(lock),
+             "built_from_source": ["gast"]}
+    steps = steps or [vp.step_result("plan", "pass", 2.9), vp.step_result("install", "pass", 24.1),
+                      vp.step_result("lock_check", "pass", 0.8), vp.step_result("import", "pass", 1.2)]
+    return vp.build_record(ctx, facts, steps, 53.0)
+
+
+def test_lock_records_say_kind_lock_and_describe_the_lock(tmp_path):
+    rec = make_lock_record()
+    assert rec["kind"] == "lock" and rec["variant"] == "lock" and make_record()["kind"] == "plan"
+    assert rec["tf_requirement"] == "tensorflow==1.15.5" and rec["plan_requirements"][-1] == "nvidia-cudnn-cu12==9.3.0.75"
+    assert rec["lock"]["platform"] == "x86_64-manylinux_2_28" and rec["lock"]["pins"] == 5
+    assert rec["lock"]["hashes"] == 6 and len(rec["lock"]["sha256"]) == 64
+    assert rec["lock"]["cuda_wheels"] == {"nvidia-cudnn-cu12": "9.3.0.75"}
+    assert "--require-hashes --no-deps" in rec["source"] and rec["result"] == "pass"
+    assert vp.assign_id(rec, set()) == "2026-11-24-tf1.15-py3.7-cpu-lock"
+    failed = make_lock_record([vp.step_result("plan", "pass", 1.0), vp.step_result("install", "pass", 1.0),
+                               vp.step_result("lock_check", "fail", 0.5, "six: locked 1.17.0, not installed")])
+    assert failed["result"] == "fail" and failed["failed_step"] == "lock_check" and not vp.needs_pip_fix(failed)
+    results = tmp_path / "verified.toml"
+    rec["id"] = vp.assign_id(rec, set())
+    vp.append_records(results, [rec])
+    (back,) = tomllib.loads(results.read_text())["run"]
+    assert back == rec
+
+
 def test_ids_are_unique_and_name_the_target_and_variant():
     rec = make_record(add=("h5py<3",), pip_upgrade="pip<22")
     taken = set()
@@ -364,6 +503,21 @@ def test_results_file_records_are_complete_and_consistent(runs):
         if r["result"] == "pass":
             assert r["requirements"] and r["installed"], r["id"]
             assert {s["name"] for s in r["step"]} >= set(vp.CORE_STEPS), r["id"]
+        assert r.get("kind", "plan") in ("plan", "lock"), r["id"]
+        assert (r.get("kind") == "lock") == r["variant"].startswith("lock") == ("lock" in r), r["id"]
+        if r.get("kind") == "lock":
+            assert r["instructions"][-1].endswith("--require-hashes --no-deps -r requirements.txt"), r["id"]
+            assert r["lock"]["pins"] == len(r["requirements"]) and r["lock"]["hashes"] >= r["lock"]["pins"]
+            if r["result"] == "pass":
+                assert "lock_check" in [s["name"] for s in r["step"]], r["id"]
+                assert r["pip_check"] == "ok", r["id"]
+
+
+def test_four_linux_locks_installed_and_passed_the_smoke_test(runs):
+    """The issue's requirement: full locks of 4 Linux targets installed into fresh venvs pass the smoke test."""
+    passed = {(r["target"]["tf"], r["target"]["python"], r["target"]["cpu"]) for r in runs
+              if r.get("kind") == "lock" and r["result"] == "pass" and r["target"]["os"] == "linux"}
+    assert len(passed) >= 4, passed
 
 
 def pins_with_evidence():
@@ -412,4 +566,27 @@ def test_one_small_target_end_to_end(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert run["installed"]["tensorflow"] == "1.13.2" and run["installed"]["h5py"].startswith("2.")
     assert [s["name"] for s in run["step"]][:4] == ["plan", "venv", "install", "import"]
+    assert not list((tmp_path / "work").iterdir()), "the venv is deleted after recording"
+
+
+@pytest.mark.network
+def test_one_full_lock_end_to_end(tmp_path):
+    """TF 1.15 CPU on Python 3.7, its full lock (25 pins, tensorflow 1.15.5: a 110 MB wheel): uv locks it, pip
+    installs it with --require-hashes --no-deps, the lock is complete and the smoke test passes."""
+    if vp.find_python("3.7") is None:
+        pytest.skip("no CPython 3.7 on this machine")
+    results = tmp_path / "verified.toml"
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "verify_plans.py"), "--lock", "1.15@3.7:cpu",
+                           "--results", str(results), "--work-dir", str(tmp_path / "work")],
+                          capture_output=True, text=True, timeout=1800)
+    assert results.exists(), done.stdout + done.stderr
+    (run,) = tomllib.loads(results.read_text())["run"]
+    assert run["kind"] == "lock" and run["variant"] == "lock" and run["id"].endswith("-tf1.15-py3.7-cpu-lock")
+    assert run["tf_requirement"] == "tensorflow==1.15.5" and run["python"].startswith("3.7.")
+    assert run["result"] == "pass", (run["failed_step"], run["error"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert run["instructions"][-1] == ".venv/bin/python -m pip install --require-hashes --no-deps -r requirements.txt"
+    assert [s["name"] for s in run["step"]][:5] == ["plan", "venv", "install", "lock_check", "import"]
+    assert run["pip_check"] == "ok" and run["installed"]["tensorflow"] == "1.15.5"
+    assert run["lock"]["platform"] == "x86_64-manylinux_2_28" and run["lock"]["cuda_wheels"] == {}
     assert not list((tmp_path / "work").iterdir()), "the venv is deleted after recording"

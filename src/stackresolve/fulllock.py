@@ -92,13 +92,15 @@ def compile_lock(pip: PipPlan, fmt: str = "requirements.txt", *, index: str | No
         requirements = Path(scratch) / "requirements.in"
         requirements.write_text("\n".join(pip.requirements) + "\n", encoding="utf-8")
         out = Path(scratch) / ("pylock.toml" if fmt == "pylock.toml" else "requirements.txt")
-        argv = [uv_binary(), "pip", "compile", str(requirements), "--python-version", pip.python,
+        # uv's `# via -r FILE` names the input as given: relative to the scratch folder it runs in, so the lock
+        # does not carry a random temporary path (two locks of the same set are the same bytes).
+        argv = [uv_binary(), "pip", "compile", requirements.name, "--python-version", pip.python,
                 "--python-platform", platform, "--generate-hashes", "--format", fmt,
                 *index_options(pip, index_url(index)), "--no-header", "--quiet", "-o", str(out)]
         env = {k: v for k, v in os.environ.items() if not k.startswith(("UV_", "PIP_"))}
         try:
             done = (runner or subprocess.run)(argv, capture_output=True, text=True, timeout=timeout, env=env,
-                                              stdin=subprocess.DEVNULL)
+                                              stdin=subprocess.DEVNULL, cwd=scratch)
         except subprocess.TimeoutExpired:
             raise LockFailed(f"uv did not finish within {timeout:.0f} s") from None
         except OSError as exc:
