@@ -617,9 +617,6 @@ def test_pytorch_mps_macos_floor_is_told(kb, line, macos):
     assert any(f"macOS {macos}" in t for t in texts), texts
 
 
-@pytest.mark.xfail(strict=True, reason="jax-metal's own table (its METADATA; apple.toml [[jax_metal]]) gives ranges "
-                   "('>=0.4.26' for 0.0.7/0.1.0, '>=0.4.34' with jax==jaxlib for 0.1.1); jax_metal_note compares the "
-                   "table's jax text with the version for equality, so jax 0.4.35 is told no jax-metal pairs")
 def test_jax_metal_note_names_the_release_that_pairs(kb):
     resolution = plan(kb, jax="0.4.35", gpu="Apple M2")
     texts = [f.message for f in resolution.findings]

@@ -327,14 +327,28 @@ def _jax_gpu(kb: KnowledgeBase, request: Request, pairing: JaxPairing, route: Ja
 
 
 def jax_metal_note(fk: FrameworkKnowledge, version: str) -> str:
-    """What Apple's jax-metal offers for a jax release (it is experimental; JAX's docs say to use the CPU)."""
-    paired = [m for m in fk.jax_metal if m.jax == version]
+    """What Apple's jax-metal offers for a jax release (it is experimental; JAX's docs say to use the CPU): the
+    newest jax-metal whose own jax requirement (its METADATA, which pip enforces) admits the release."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    def admits(metal) -> bool:
+        for text in metal.requires:
+            try:
+                req = Requirement(text)
+            except InvalidRequirement:
+                continue
+            if req.name == "jax":
+                return req.specifier.contains(Version(version), prereleases=True)
+        return False
+
+    paired = [m for m in fk.jax_metal if admits(m)]
     if not paired:
-        return (f"no jax-metal release pairs with jax {version} (jax-metal's own compatibility table): JAX runs on "
-                f"the CPU; JAX's install guide says Mac GPUs are not supported")
+        return (f"no jax-metal release pairs with jax {version} (jax-metal's own requirements): JAX runs on the "
+                f"CPU; JAX's install guide says Mac GPUs are not supported")
     m = max(paired, key=lambda m: Version(m.version))
-    return (f"jax-metal {m.version} pairs with jax {m.jax} / jaxlib {m.jaxlib} (macOS {m.macos or 'any'}; "
-            f"{m.status}): this plan installs the CPU build; add jax-metal=={m.version} to try the Apple GPU")
+    table = f"its table: jax {m.jax}, jaxlib {m.jaxlib}, " if m.jax else ""
+    return (f"jax-metal {m.version} accepts jax {version} ({table}macOS {m.macos or 'any'}; {m.status}): this plan "
+            f"installs the CPU build; add jax-metal=={m.version} to try the Apple GPU")
 
 
 # -- TensorFlow on Apple Silicon ------------------------------------------------------------------------------
