@@ -135,9 +135,12 @@ def fix_resolution(kb, fix, no_detect: bool, category: str | None = None):
     machine = detect_machine(no_detect, gpu_only=True)
     detected_os = machine_os(machine) if machine is not None else None
     os_name = fix.os or (detected_os.value if detected_os else None) or "linux"
+    from stackresolve.explain import GPU_CATEGORIES
+
+    needs_gpu = category in (*GPU_CATEGORIES, "cpu-only-build") and category != "no-gpu-detected"
+    if machine is not None and not machine.gpus and needs_gpu:
+        machine = None  # the log comes from a GPU machine (a missing CUDA library, a driver, a kernel): plan for one
     if fix.framework in ("pytorch", "jax"):
-        if machine is not None and not machine.gpus and category != "no-gpu-detected":
-            machine = None  # the log comes from a GPU machine (a CPU-only build, a driver, a kernel): plan for one
         return framework_fix_resolution(kb, fix, machine, os_name)
     return tf_fix_resolution(kb, fix, machine, os_name), ""
 
