@@ -176,12 +176,8 @@ TORCH_TARGETS = [
     # No --python: the plan's own recommended Python. torch 1.13.1 has cp311 Linux wheels, torchvision 0.14.1 and
     # torchaudio 0.13.1 stop at cp310; torch 2.5.1 has cp313, torchvision 0.20.1 / torchaudio 2.5.1 stop at cp312
     # (package index /simple/torchvision/ and /simple/torchaudio/ file lists).
-    pytest.param("1.13", "linux", None, "RTX 3090", "1.13.1", "0.14.1", "0.13.1", "8.5.0.96", marks=pytest.mark.xfail(
-        strict=True, reason="the plan recommends Python 3.11 (newest torch 1.13.1 wheel); torchvision 0.14.1 has "
-        "no cp311 wheel, so pip cannot install the plan")),
-    pytest.param("2.5", "linux", None, "RTX 3090", "2.5.1", "0.20.1", "2.5.1", "9.1.0.70", marks=pytest.mark.xfail(
-        strict=True, reason="the plan recommends Python 3.13 (newest torch 2.5.1 wheel); torchvision 0.20.1 has "
-        "no cp313 wheel, so pip cannot install the plan")),
+    ("1.13", "linux", None, "RTX 3090", "1.13.1", "0.14.1", "0.13.1", "8.5.0.96"),
+    ("2.5", "linux", None, "RTX 3090", "2.5.1", "0.20.1", "2.5.1", "9.1.0.70"),
     ("2.7", "linux", None, "RTX 3090", "2.7.1", "0.22.1", "2.7.1", "9.5.1.17"),
 ]
 

@@ -565,7 +565,8 @@ def test_one_small_target_end_to_end(tmp_path):
     assert run["result"] == "pass", (run["failed_step"], run["error"])
     assert done.returncode == 0, done.stdout + done.stderr
     assert run["installed"]["tensorflow"] == "1.13.2" and run["installed"]["h5py"].startswith("2.")
-    assert [s["name"] for s in run["step"]][:4] == ["plan", "venv", "install", "import"]
+    # the plan's own instructions: the venv, pip upgraded in it, the requirements; then the smoke steps
+    assert [s["name"] for s in run["step"]][:5] == ["plan", "venv", "pip_upgrade", "install", "import"]
     assert not list((tmp_path / "work").iterdir()), "the venv is deleted after recording"
 
 
