@@ -28,7 +28,7 @@ def line_of(version: str) -> str:
 
 
 # -- PyTorch --------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TorchRelease:
     version: str
     released: str
@@ -50,7 +50,7 @@ class TorchRelease:
         return line_of(self.version)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TorchVariant:
     """One CUDA variant of some PyTorch releases on some platforms: its CUDA, what it bundles, the GPU
     architectures compiled into torch's own kernels, and where it installs from."""
@@ -81,7 +81,7 @@ class TorchVariant:
         return self.index_url.endswith(".html")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TorchCompanion:
     """A torchvision or torchaudio release and the CPython versions per platform with a wheel on the index."""
 
@@ -92,7 +92,7 @@ class TorchCompanion:
 
 
 # -- JAX ------------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class JaxRoute:
     """How the GPU build of a group of jax releases is installed, and what it needs (the install guide at the
     release's tag)."""
@@ -117,7 +117,7 @@ class JaxRoute:
         return self.cuda_min.split(".")[0]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class JaxExtra:
     name: str  # as declared in the jax wheel's METADATA ("cuda12", "cuda12-pip", "cuda")
     jax: tuple[str, ...]
@@ -128,7 +128,7 @@ class JaxExtra:
     source: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class JaxPairing:
     jax: str
     jaxlib_min: str
@@ -140,7 +140,7 @@ class JaxPairing:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class JaxWheels:
     """CPython versions per platform with wheels of a package (jaxlib, a CUDA plugin) on the package index."""
 
@@ -153,7 +153,7 @@ class JaxWheels:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class JaxCompiled:
     package: str  # "jax-cuda12-plugin", or "jaxlib" for the monolithic +cuda wheels
     versions: tuple[str, ...]
@@ -164,7 +164,7 @@ class JaxCompiled:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class JaxPin:
     """A pip pin a JAX plan needs today, for jaxlib releases in a range."""
 
@@ -179,7 +179,7 @@ class JaxPin:
         return f"{self.package}{self.constraint}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class JaxPlatform:
     os: str
     arch: str
@@ -190,7 +190,7 @@ class JaxPlatform:
 
 
 # -- Apple ----------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TensorflowMetal:
     version: str
     tensorflow: tuple[str, ...]  # TensorFlow lines it pairs with (its own pairing table); () when not in the table
@@ -201,7 +201,7 @@ class TensorflowMetal:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TensorflowMacos:
     versions: tuple[str, ...]
     full: bool  # a full build, not a shim
@@ -210,7 +210,7 @@ class TensorflowMacos:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TorchMps:
     versions: tuple[str, ...]
     mps: bool
@@ -219,7 +219,7 @@ class TorchMps:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class JaxMetal:
     version: str
     requires: tuple[str, ...]

@@ -1,4 +1,7 @@
-"""Typed, frozen records of the knowledge base (see constraints/README.md for the TOML shape)."""
+"""Typed, frozen records of the knowledge base (see constraints/README.md for the TOML shape).
+
+Records are compared by identity (eq=False): nothing compares two records by value, and leaving out the generated
+__eq__/__hash__ saves their construction at every start."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ def cc_tuple(cc: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TensorFlowLine:
     version: str
     gpu_package_linux: str
@@ -33,7 +36,7 @@ class TensorFlowLine:
         return Version(self.version)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TestedBuild:
     """One row of TensorFlow's tested-build-configurations tables, as printed."""
 
@@ -61,7 +64,7 @@ class TestedBuild:
         return bool(self.cuda)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CompiledArch:
     line: str
     sass: tuple[str, ...]
@@ -72,7 +75,7 @@ class CompiledArch:
     versions: tuple[str, ...] = ()  # overrides only: the releases it covers (empty: all of the line on `os`)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CudnnArtifact:
     """The cuDNN TensorFlow's own release artifacts used for a line on an OS (GPU Dockerfile, install guide,
     the and-cuda pin): what plans install by default."""
@@ -88,7 +91,7 @@ class CudnnArtifact:
     compiled: str = ""  # the cuDNN the wheel says it was compiled with, where that overrides the tested table
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WheelRelease:
     """What the package index holds for one (package, version): CPython versions with a wheel per platform."""
 
@@ -110,7 +113,7 @@ class WheelRelease:
         return f"{v.major}.{v.minor}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CudaToolkit:
     version: str
     releases: tuple[str, ...]
@@ -132,7 +135,7 @@ class CudaToolkit:
         return max(self.releases, key=Version) if self.releases else self.version
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CudnnBuild:
     cuda: str  # "10.0" (that toolkit line) or "11.x" (every minor of major 11)
     full_version: str
@@ -143,7 +146,7 @@ class CudnnBuild:
         return cuda == self.cuda
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CudnnRelease:
     version: str
     builds: tuple[CudnnBuild, ...]
@@ -165,7 +168,7 @@ class CudnnRelease:
         return next((b for b in self.builds if b.fits(cuda)), None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Gpu:
     name: str
     cc: str
@@ -176,7 +179,7 @@ class Gpu:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ArchSupport:
     architecture: str
     cc: tuple[str, ...]
@@ -186,7 +189,7 @@ class ArchSupport:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PlatformMinimum:
     platform: str
     driver: str
@@ -194,7 +197,7 @@ class PlatformMinimum:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Pitfall:
     """A pip constraint that keeps a TensorFlow release importable today (constraints/pitfalls.toml)."""
 
@@ -223,7 +226,7 @@ class Pitfall:
         return SpecifierSet(self.python)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NvidiaBuild:
     """One nvidia-tensorflow pip release or NGC TF1 container (constraints/nvidia_tensorflow.toml).
 
