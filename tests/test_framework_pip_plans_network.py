@@ -32,7 +32,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from stackresolve.index import index_url
+from stackresolve.index import MARKER_ENVIRONMENTS, index_url
 
 network = pytest.mark.network
 
@@ -47,16 +47,7 @@ PLATFORMS = {
     "macos_arm64": ["macosx_14_0_arm64"],  # pip widens a macOS tag to every older macOS release
     "macos_x86_64": ["macosx_14_0_x86_64"],
 }
-MARKERS = {  # PEP 508 marker values of a CPython on each platform
-    "linux": {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix"},
-    "linux_aarch64": {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "aarch64",
-                      "os_name": "posix"},
-    "windows": {"sys_platform": "win32", "platform_system": "Windows", "platform_machine": "AMD64", "os_name": "nt"},
-    "macos_arm64": {"sys_platform": "darwin", "platform_system": "Darwin", "platform_machine": "arm64",
-                    "os_name": "posix"},
-    "macos_x86_64": {"sys_platform": "darwin", "platform_system": "Darwin", "platform_machine": "x86_64",
-                     "os_name": "posix"},
-}
+
 # pip, with the marker environment of the target (first argument, JSON) instead of this interpreter's. Older pip
 # (23.2 here) also checks Requires-Python against the running interpreter in `pip install` even with
 # --python-version (its install command passes no py_version_info to the resolver; `pip download` does, and newer
@@ -83,7 +74,7 @@ PIP_TIMEOUT = 900
 
 
 def marker_env(platform: str, python: str) -> dict:
-    return {**MARKERS[platform], "python_version": python, "python_full_version": f"{python}.0",
+    return {**MARKER_ENVIRONMENTS[platform], "python_version": python, "python_full_version": f"{python}.0",
             "implementation_name": "cpython", "platform_python_implementation": "CPython"}
 
 

@@ -13,7 +13,9 @@ from typing import Callable, Mapping
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from stackresolve.doctor.machine import gpu_cc, installed_tensorflow, norm_dir, path_entries, pathmod
+from stackresolve.doctor.machine import (
+    gpu_cc, gpu_label, installed_tensorflow, norm_dir, path_entries, pathmod, unknown_cc_finding,
+)
 from stackresolve.doctor.report import Target
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.rules import (
@@ -121,11 +123,9 @@ def gpu_support(ctx: Context) -> list[Finding]:
     out = []
     for g in ctx.machine.gpus:
         cc, cc_source = gpu_cc(kb, g)
-        label = f"GPU {g.index} ({g.name or 'unnamed'}"
+        label = gpu_label(g)
         if cc is None:
-            out.append(Finding(W, "compute-capability-unknown",
-                               f"{label}): compute capability unknown, so its support by TensorFlow {line} is "
-                               f"unchecked", "set STACKRESOLVE_GPU_CC=X.Y", g.source))
+            out.append(unknown_cc_finding(g, f"TensorFlow {line}"))
             continue
         label += f", compute capability {cc})"
         level = classify_support(arch, cc)

@@ -14,7 +14,7 @@ from typing import Callable
 from packaging.version import InvalidVersion, Version
 
 from stackresolve.doctor.installed import resolve_installed
-from stackresolve.doctor.machine import gpu_cc, major_minor, os_of
+from stackresolve.doctor.machine import gpu_cc, gpu_label, major_minor, os_of, unknown_cc_finding
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.model import CompiledArch, cc_tuple
 from stackresolve.knowledge.rules import classify_support
@@ -350,11 +350,9 @@ def check_installed(kb: KnowledgeBase, machine, inst, earlier_codes: set[str]) -
         unsupported = False
         for g in machine.gpus:
             cc, cc_source = gpu_cc(kb, g)
-            gpu = f"GPU {g.index} ({g.name or 'unnamed'}"
+            gpu = gpu_label(g)
             if cc is None:
-                findings.append(Finding(W, "compute-capability-unknown",
-                                        f"{gpu}): compute capability unknown, so its support by {label} is "
-                                        f"unchecked", "set STACKRESOLVE_GPU_CC=X.Y", g.source))
+                findings.append(unknown_cc_finding(g, label))
                 continue
             gpu += f", compute capability {cc}, {sm_name(cc)})"
             if build is not None and build.cc_min and cc_tuple(cc) < cc_tuple(build.cc_min):

@@ -7,7 +7,8 @@ import posixpath
 import re
 
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.model.enums import Os
+from stackresolve.model.enums import Os, Severity
+from stackresolve.model.finding import Finding
 from stackresolve.request import machine_os
 
 
@@ -55,6 +56,18 @@ def gpu_cc(kb: KnowledgeBase, gpu) -> tuple[str | None, str]:
         return gpu.compute_capability, gpu.compute_capability_source or gpu.source
     known = kb.find_gpu(gpu.name) if gpu.name else None
     return (known.cc, f"{gpu.source} + gpus.toml ({known.source})") if known else (None, gpu.source)
+
+
+def gpu_label(gpu) -> str:
+    """How findings name a GPU: its index and name, without the closing parenthesis (callers add facts)."""
+    return f"GPU {gpu.index} ({gpu.name or 'unnamed'}"
+
+
+def unknown_cc_finding(gpu, framework: str) -> Finding:
+    """The warning for a GPU whose compute capability neither a probe nor the GPU table gives."""
+    return Finding(Severity.WARNING, "compute-capability-unknown",
+                   f"{gpu_label(gpu)}): compute capability unknown, so its support by {framework} is unchecked",
+                   "set STACKRESOLVE_GPU_CC=X.Y", gpu.source)
 
 
 def machine_summary(machine) -> dict:
