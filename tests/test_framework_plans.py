@@ -617,6 +617,36 @@ def test_pytorch_mps_macos_floor_is_told(kb, line, macos):
     assert any(f"macOS {macos}" in t for t in texts), texts
 
 
+class TestJaxDeletedJaxlib:
+    """The JAX team deletes old jaxlib releases from the package index: only 0.4.13 and 0.4.18 onward are there;
+    0.4.0-0.4.12 and 0.4.14-0.4.17 are gone (JAX REPORT "jaxlib"; the index's /simple/jaxlib/ list, re-read
+    2026-11-24). A plan for such a release cannot install from the index: the user is told why and is offered
+    the nearest release that can."""
+
+    @pytest.mark.parametrize("version, nearest", [("0.4.1", "0.4.13"), ("0.4.16", "0.4.18")])
+    def test_the_conflict_names_the_deletion_and_the_nearest_newer_release(self, kb, version, nearest):
+        resolution = plan(kb, jax=version, os="linux", cpu=True)
+        assert resolution.stack is None
+        deleted = [f for f in resolution.findings if f.code == "not-on-index"]
+        assert len(deleted) == 1 and "deleted from the package index" in deleted[0].message
+        assert resolution.alternatives[0].stack.framework.version == nearest
+        assert resolution.alternatives[0].stack.cuda is None
+
+    def test_a_gpu_request_gets_the_nearest_gpu_release(self, kb):
+        resolution = plan(kb, jax="0.4.10", os="linux", gpu_cc="8.0")
+        assert resolution.stack is None
+        nearest = resolution.alternatives[0].stack
+        assert nearest.framework.version == "0.4.13" and nearest.cuda is not None
+
+
+def test_the_oldest_newer_release_is_offered_where_the_asked_one_has_no_build(kb):
+    # TensorFlow publishes Linux aarch64 wheels from 2.10.0 (the index's /simple/tensorflow/ file list): a 2.3
+    # request on aarch64 is offered 2.10, not only the newest release.
+    resolution = plan(kb, tf="2.3", os="linux", arch="aarch64", cpu=True)
+    assert resolution.stack is None
+    assert [a.stack.framework.version for a in resolution.alternatives][0] == "2.10.0"
+
+
 def test_jax_metal_note_names_the_release_that_pairs(kb):
     resolution = plan(kb, jax="0.4.35", gpu="Apple M2")
     texts = [f.message for f in resolution.findings]

@@ -24,6 +24,7 @@ from stackresolve.resolve.candidates import (
     release_lines,
     requested_framework_candidates,
 )
+from stackresolve.resolve.frameworks import jaxlib_off_index
 from stackresolve.resolve.provider import driver_floor
 from stackresolve.resolve.solve import UNSOLVABLE, resolve_with_findings, solve
 
@@ -137,6 +138,19 @@ def _why_no_build(kb: KnowledgeBase, request: Request) -> list[Finding]:
     if not request.cpu_only and request.os is Os.MACOS:
         return [Finding(Severity.ERROR, "no-macos-gpu", f"{name} has no CUDA build for macOS",
                         fix="Plan for the Apple GPU (--gpu 'Apple M2') or the CPU (--cpu).", source="request")]
+    if request.framework is Framework.JAX:
+        asked = [v for v in known_releases(kb, Framework.JAX) if spec.contains(v, prereleases=True)]
+        deleted = [off for v in asked if (pairing := kb.frameworks.jax_pairing(str(v)))
+                   and (off := jaxlib_off_index(kb.frameworks, pairing))]
+        if deleted and len(deleted) == len(asked):  # otherwise another reason stands for the rest
+            jaxlibs = sorted({v for versions, _ in deleted for v in versions}, key=Version)
+            wheels = deleted[-1][1]
+            which = f"jaxlib {jaxlibs[0]}" + ("" if len(jaxlibs) == 1 else f" ... {jaxlibs[-1]}")
+            return [Finding(Severity.ERROR, "not-on-index",
+                            f"JAX {request.version} needs {which}, which the JAX team deleted from the package "
+                            f"index",
+                            fix="Use a newer JAX; or install the old wheels by hand from JAX's own release page "
+                                "(-f), which stackresolve does not plan or check.", source=wheels.source)]
     what = "" if request.cpu_only else " GPU"
     return [Finding(Severity.ERROR, "no-wheel", f"no {name} {request.version}{what} build for "
                     f"{request.wheel_platform} in the knowledge base",
@@ -183,6 +197,7 @@ def find_alternatives(kb: KnowledgeBase, request: Request, limit: int = 4) -> li
             older = f"<{lowest.major}.{lowest.minor}"
             tries.append((replace(request, version=older, spec=_spec(older)),
                           f"the newest older {name} that fits this machine"))
+        tries += _oldest_newer(kb, request, max(spec_versions))
         tries.append((replace(request, version="latest", spec=SpecifierSet()),
                       f"the newest {name} that fits this machine"))
     if not request.cpu_only:
@@ -193,6 +208,20 @@ def find_alternatives(kb: KnowledgeBase, request: Request, limit: int = 4) -> li
                                                                     seen={a.stack.summary for a in out}
                                                                     | ({upgrade.stack.summary} if upgrade else set())
                                                                     ))[:limit]
+
+
+def _oldest_newer(kb: KnowledgeBase, request: Request, newest_asked: Version,
+                  most: int = 6) -> list[tuple[Request, str]]:
+    """The request for the oldest release above the ones asked for that resolves here (the nearest upgrade,
+    where only "latest" would otherwise be offered); at most `most` releases with a build for this platform
+    are tried."""
+    above = f">{newest_asked}"
+    pool = requested_framework_candidates(kb, replace(request, version=above, spec=_spec(above), python=None))
+    for version in sorted({c.key for c in pool})[:most]:
+        upgraded = replace(request, version=str(version), spec=_spec(f"=={version}"))
+        if resolve_with_findings(kb, upgraded)[0] is not None:
+            return [(upgraded, f"the oldest newer {request.framework.display} that fits this machine")]
+    return []
 
 
 def driver_upgrade(kb: KnowledgeBase, request: Request, keep, seen: set[str]) -> Alternative | None:

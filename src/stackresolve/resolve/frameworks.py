@@ -19,6 +19,7 @@ from stackresolve.knowledge.frameworks import (
     FrameworkKnowledge,
     JaxPairing,
     JaxRoute,
+    JaxWheels,
     TorchRelease,
     TorchVariant,
     line_of,
@@ -205,6 +206,16 @@ def _python_ok(pairing: JaxPairing, python: str) -> bool:
     return spec.contains(Version(f"{python}.0"), prereleases=True) or spec.contains(Version(f"{python}.99"))
 
 
+def _jaxlib_spec(pairing: JaxPairing) -> SpecifierSet:
+    """The jaxlib versions a jax release accepts: its Requires-Dist, its own minimum, and none newer than itself."""
+    spec = SpecifierSet()
+    for text in pairing.jaxlib_requires:
+        spec &= SpecifierSet(text.removeprefix("jaxlib").strip() or "")
+    if pairing.jaxlib_min:
+        spec &= SpecifierSet(f">={pairing.jaxlib_min}")
+    return spec & SpecifierSet(f"<={pairing.jax}")
+
+
 def jaxlib_for(fk: FrameworkKnowledge, pairing: JaxPairing, platform: str) -> str | None:
     """The jaxlib a plan pins with a jax release on a platform: the same version where the index has it, else
     the newest jaxlib on the index that the release accepts (jax < 0.4.30 does not depend on jaxlib at all, so
@@ -216,14 +227,20 @@ def jaxlib_for(fk: FrameworkKnowledge, pairing: JaxPairing, platform: str) -> st
         candidates += wheels.versions
     if pairing.same_version_jaxlib and pairing.jax in candidates:
         return pairing.jax
-    spec = SpecifierSet()
-    for text in pairing.jaxlib_requires:
-        spec &= SpecifierSet(text.removeprefix("jaxlib").strip() or "")
-    if pairing.jaxlib_min:
-        spec &= SpecifierSet(f">={pairing.jaxlib_min}")
-    spec &= SpecifierSet(f"<={pairing.jax}")
+    spec = _jaxlib_spec(pairing)
     fitting = [v for v in candidates if spec.contains(Version(v), prereleases=True)]
     return max(fitting, key=Version) if fitting else None
+
+
+def jaxlib_off_index(fk: FrameworkKnowledge, pairing: JaxPairing) -> tuple[tuple[str, ...], JaxWheels] | None:
+    """The jaxlib versions a jax release accepts, oldest first, with the wheel record of the newest, where every
+    one was deleted from the package index (None where one is still there, or none is recorded)."""
+    spec = _jaxlib_spec(pairing)
+    accepted = sorted(((Version(v), w) for w in fk.jax_wheels if w.package == "jaxlib" for v in w.versions
+                       if spec.contains(Version(v), prereleases=True)), key=lambda a: a[0])
+    if not accepted or any(w.on_index for _, w in accepted):
+        return None
+    return tuple(str(v) for v, _ in accepted), accepted[-1][1]
 
 
 def jax_candidates(kb: KnowledgeBase, request: Request, line: ReleaseLine,
