@@ -30,6 +30,19 @@ def one_line(done) -> str:
     return lines[0]
 
 
+# -- command-line syntax ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("args, said", [
+    (("plan", "--tff", "1.15"), "No such option '--tff'. Did you mean '--tf'? ('stackresolve plan --help'"),
+    (("plan", "--tf"), "Option '--tf' requires an argument. ('stackresolve plan --help'"),
+    (("matrix", "--no-detect"), "No such option '--no-detect'. ('stackresolve matrix --help'"),
+    (("pln",), "No such command 'pln'. Did you mean 'plan'?"),
+])
+def test_a_usage_error_is_one_line_that_names_the_help(args, said):
+    done = run(*args)
+    assert done.returncode == 2
+    assert said in one_line(done)
+
+
 # -- -o ---------------------------------------------------------------------------------------------------
 def test_o_replaces_a_regular_file_atomically_and_keeps_its_mode(tmp_path):
     target = tmp_path / "requirements.txt"

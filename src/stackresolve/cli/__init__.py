@@ -6,7 +6,7 @@ only for what it uses; the group builds only the command that runs (cli/app.py).
 import os
 import sys
 
-from stackresolve.cli.app import Exit, app
+from stackresolve.cli.app import COMMANDS, Exit, app, one_line
 
 
 def main() -> None:
@@ -22,6 +22,13 @@ def main() -> None:
     try:
         code = app.main(prog_name="stackresolve", standalone_mode=False)
     except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.UsageError as exc:  # an unknown option, a missing value: one line, like our own bad-input errors
+        # click gives no context for an option missing its value: the command is the first known word then
+        command = next((a for a in sys.argv[1:] if a in COMMANDS), None) if exc.ctx is None else None
+        where = exc.ctx.command_path if exc.ctx is not None else " ".join(filter(None, ("stackresolve", command)))
+        sys.stderr.write(f"stackresolve: error: {one_line(exc.format_message())} ('{where} --help' lists what is "
+                         f"accepted)\n")
         code = exc.exit_code
     except click.ClickException as exc:
         exc.show()
