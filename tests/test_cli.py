@@ -29,6 +29,7 @@ def error_line(result) -> str:
     (["--tf", "3.1"], "known lines are 1.0 ... 2.21"),
     (["--tf", "banana"], "not a TensorFlow version"),
     (["--tf", "1.15", "--driver", "four-seventy"], "not an NVIDIA driver version"),
+    (["--tf", "1.15", "--driver", "12"], "not an NVIDIA driver version"),  # a CUDA version, not a driver
     (["--tf", "1.15", "--gpu", "GTX 1080 Tie"], "did you mean 'GeForce GTX 1080 Ti'"),
     (["--tf", "1.15", "--gpu-cc", "6.5"], "no NVIDIA GPU has this compute capability"),
     (["--tf", "1.15", "--os", "beos"], "unknown operating system"),
@@ -39,6 +40,17 @@ def test_bad_input_is_one_line_and_exit_2(run, args, expected):
     result = run("plan", "--no-detect", *args)
     assert result.exit_code == 2
     assert expected in error_line(result)
+
+
+def test_a_driver_branch_as_plans_print_it_is_accepted(run):
+    # Plans print a CUDA 13 floor as the branch "580" (CUDA release notes Table 2: ">= 580"); the user who types
+    # that back is understood, and the branch's first release is what is compared.
+    result = run("plan", "--no-detect", "--torch", "latest", "--os", "linux", "--gpu-cc", "9.0", "--driver", "580",
+                 "--format", "json")
+    assert result.exit_code == 0, result.output
+    stack = json.loads(result.stdout)["stack"]
+    assert stack["cuda"]["version"].startswith("13.")
+    assert run("plan", "--no-detect", "--tf", "1.15", "--os", "linux", "--gpu-cc", "6.1", "--driver", "410").exit_code == 1
 
 
 def test_unknown_tf_suggests_the_closest_line(run):

@@ -33,11 +33,13 @@ def test_python_forms():
         parse_python("snake")
 
 
-def test_driver_accepts_two_and_three_part_versions():
-    # 2-part (Windows, 535.98) and 3-part (Linux, 470.82.01) as nvidia-smi prints them (anchors.md section 6).
+def test_driver_accepts_two_and_three_part_versions_and_a_branch():
+    # 2-part (Windows, 535.98) and 3-part (Linux, 470.82.01) as nvidia-smi prints them (anchors.md section 6); a
+    # bare branch as NVIDIA's tables and our plans print a floor (CUDA 13.x: ">= 580").
     assert parse_driver("535.98") == "535.98"
     assert parse_driver("470.82.01") == "470.82.01"
-    for bad in ("470", "latest", "470.82.01.7", "v470.82"):
+    assert parse_driver("580") == "580"
+    for bad in ("12", "latest", "470.82.01.7", "v470.82"):
         with pytest.raises(InputError, match="--driver"):
             parse_driver(bad)
 

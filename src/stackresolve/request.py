@@ -149,9 +149,12 @@ def parse_python(text: str) -> str:
 
 
 def parse_driver(text: str) -> str:
+    """A driver version, or a bare branch ("580", as plans print a branch floor), which compares as the branch's
+    first release: a floor inside the branch (580.65.06) then asks for the full version."""
     value = text.strip()
-    if not re.fullmatch(r"\d{2,4}\.\d{1,3}(\.\d{1,3})?", value):
-        raise InputError(f"--driver {text!r}: not an NVIDIA driver version; use e.g. 470.82.01 or 535.98")
+    if not re.fullmatch(r"\d{2,4}\.\d{1,3}(\.\d{1,3})?|\d{3}", value):
+        raise InputError(f"--driver {text!r}: not an NVIDIA driver version; use e.g. 470.82.01, 535.98 or a branch "
+                         f"such as 580")
     return value
 
 
