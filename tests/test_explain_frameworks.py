@@ -260,6 +260,25 @@ def test_a_specific_message_outweighs_a_mention_of_another_framework(errors):
     assert "before torch" in explanation.problems[0].fix
 
 
+def test_a_loader_error_inside_a_torch_traceback_is_one_problem(errors):
+    # pytorch/pytorch#165812, as posted: the generic cuDNN loader record also matches the last line, but the
+    # PyTorch record reads the whole traceback; the user is told once, by the more specific one.
+    text = ('venv/lib64/python3.11/site-packages/torch/__init__.py", line 427, in <module>\n'
+            '    from torch._C import *  # noqa: F403\n'
+            '    ^^^^^^^^^^^^^^^^^^^^^^\n'
+            'ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory\n')
+    problems = explain_text(text, errors).problems
+    assert [p.code for p in problems] == ["torch-cudnn-not-found"]
+    assert problems[0].wanted == {"cudnn": "9"}
+
+
+def test_the_ctypes_form_of_a_missing_cudnn_is_recognised(errors):
+    # microsoft/onnxruntime#3632, as posted: a library that loads cuDNN through ctypes raises OSError.
+    problems = explain_text("OSError: libcudnn.so.7: cannot open shared object file: No such file or directory",
+                            errors).problems
+    assert problems and problems[0].category == "missing-cudnn"
+
+
 def test_the_json_carries_each_matchs_framework(errors, kb):
     explanation = explain_text(log_text(CORPUS / "parallelfold-13-jaxlib-0.1.69-vs-0.1.74.log"), errors)
     data = json.loads(json.dumps(explanation.to_json_dict()))

@@ -70,6 +70,14 @@ class Match:
     pins: tuple[str, ...] = ()
     rank: int = 50
     framework: str = "any"  # who prints the message: tensorflow, pytorch, jax, or any
+    spans: tuple[tuple[int, int], ...] = ()  # where each occurrence lies in the cleaned text
+
+    def covered_by(self, other: "Match") -> bool:
+        """Every occurrence lies inside a longer one of `other`, of the same kind of problem: the same
+        message, read by a more specific record (a multi-line PyTorch traceback around a loader error)."""
+        return other.category == self.category and other.code != self.code and all(
+            any(o_start <= start and end <= o_end and (o_end - o_start) > (end - start) for o_start, o_end in other.spans)
+            for start, end in self.spans)
 
     def to_json_dict(self) -> dict:
         return {
@@ -707,6 +715,7 @@ def _match_error(
         pins=error.pins,
         rank=error.rank,
         framework=error.framework,
+        spans=tuple((m.start(), m.end()) for m in found_matches),
     )
 
 
@@ -723,7 +732,8 @@ def explain_text(
     the KnownError records, with `libraries` and `hints` passed separately (without them library
     names are not turned into versions and versions_seen stays empty).
 
-    Matches are de-duplicated by code and ordered by severity (error, warning, info), then by rank
+    Matches are de-duplicated by code, a match inside a longer one of the same category is left out, and
+    the rest are ordered by severity (error, warning, info), then by rank
     (root causes before their consequences), then by position in the text: a real failure always
     comes before harmless noise. Text that contains no known message gives an Explanation with no
     matches (but still the versions seen).
@@ -740,6 +750,7 @@ def explain_text(
     scan = _Text(_clean(text))
     versions_seen = _extract(scan, version_hints, libs)
     matches = [m for e in known if (m := _match_error(e, scan, versions_seen, libs)) is not None]
+    matches = [m for m in matches if not any(m.covered_by(other) for other in matches)]
     matches.sort(key=lambda m: (SEVERITIES.index(m.severity), m.rank, m.line, m.code))
     return Explanation(matches=tuple(matches), versions_seen=versions_seen)
 
