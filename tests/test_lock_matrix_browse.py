@@ -68,6 +68,21 @@ def test_lock_states_what_check_compares(kb):
     assert doc["pip"][0] == "tensorflow-gpu==1.15.5" and doc["stack"]["cudnn"]["version"] == lock.cudnn_installs
 
 
+def test_the_locks_pip_list_installs_as_written(kb):
+    """The README's bootstrap writes `pip` to requirements.txt and installs `pip_first` before it. PyTorch 1.12.1
+    with CUDA 11.6 installs from PyTorch's cu116 index with --extra-index-url (pytorch.github.io
+    previous-versions.md, v1.12.1); NVIDIA's 1.15 builds need nvidia-pyindex installed first (NVIDIA/tensorflow
+    README, Install)."""
+    torch = json.loads(render_lock(resolve(kb, build_request(kb, Flags(torch="1.12", os="linux", gpu_cc="8.6"),
+                                                               None)), kb))
+    assert torch["pip"][0] == "--extra-index-url https://download.pytorch.org/whl/cu116"
+    assert "torch==1.12.1+cu116" in torch["pip"] and torch["pip_first"] == []
+    nvidia = json.loads(render_lock(resolve(kb, build_request(kb, Flags(tf="1.15", os="linux", gpu="RTX 3090"),
+                                                                None)), kb))
+    assert nvidia["pip_first"] == ["nvidia-pyindex"]
+    assert nvidia["pip"][0].startswith("nvidia-tensorflow[horovod]==1.15.5+nv")
+
+
 def test_check_passes_on_a_matching_machine(run, tf115_lock):
     # Driver 440.33 >= 410.48 (CUDA 10.0, NVIDIA Table 3); Python 3.7 has a 1.15.5 wheel; cuDNN 7.6.5 is 7.x >= 7.6.
     flags = ["--no-detect", "--os", "linux", "--driver", "440.33", "--gpu", "GTX 1080 Ti", "--python", "3.7"]

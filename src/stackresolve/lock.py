@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
@@ -19,10 +20,16 @@ from stackresolve.model.enums import Delivery, Os
 from stackresolve.model.stack import Resolution
 from stackresolve.request import InputError
 
+if TYPE_CHECKING:
+    from stackresolve.plan.pip import PipPlan
+
 SCHEMA = "stackresolve/lock@1"
 
 
-def document(resolution: Resolution, requirements: tuple[str, ...]) -> dict:
+def document(resolution: Resolution, pip: PipPlan) -> dict:
+    """The lock. `pip` is a requirements file's lines as the pip plan installs them (the index option of a build
+    on another index first: `pip install -r` of them installs the stack); `pip_first` what must be installed in
+    a pip run of its own before them (nvidia-pyindex, which adds NVIDIA's index to pip's configuration)."""
     stack = resolution.stack
     fw = stack.framework
     return {
@@ -31,7 +38,8 @@ def document(resolution: Resolution, requirements: tuple[str, ...]) -> dict:
         "knowledge_base": resolution.kb_version,
         "request": resolution.request.to_json(),
         "stack": stack.to_json(),
-        "pip": list(requirements),
+        "pip_first": list(pip.pre_install),
+        "pip": list(pip.requirements_file),
         "check": {
             "os": resolution.request.os.value,
             "python": {"min": stack.python.min, "max": stack.python.max},

@@ -195,5 +195,5 @@ def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()
     if pip.index_args:
         notes.append(f"conda passes the pip section to pip as a requirements file, so its first line ("
                      f"{pip.index_line}) points pip at {stack.framework.distribution}'s index.")
-    in_env = pip.pre_install or (*((pip.index_line,) if pip.index_args else ()), *extra_pip, *pip.requirements)
+    in_env = pip.pre_install or (*pip.index_lines, *extra_pip, *pip.requirements)
     return CondaPlan(resolution, name, (channel,), pip.python, cuda_specs, pip, in_env, tuple(notes), cudnn)

@@ -35,6 +35,16 @@ class PipPlan:
         """The index option as a requirements-file line ("--index-url https://..."), "" for the default index."""
         return " ".join(self.index_args)
 
+    @property
+    def index_lines(self) -> tuple[str, ...]:
+        """The index option as the first lines of a requirements file: none for the default index."""
+        return (self.index_line,) if self.index_args else ()
+
+    @property
+    def requirements_file(self) -> tuple[str, ...]:
+        """A requirements file that installs the plan (pip reads the index option from the file)."""
+        return (*self.index_lines, *self.requirements)
+
 
 # Where the packages installed beside a framework come from (the long per-release sources are in the stack).
 COMPANION_SOURCES = {
