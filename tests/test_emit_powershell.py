@@ -146,6 +146,41 @@ def ps_structure_problems(text: str) -> list[str]:
     return problems
 
 
+# Variables PowerShell itself provides (about_Automatic_Variables, about_Preference_Variables) that our scripts read.
+AUTOMATIC_VARIABLES = {"true", "false", "null", "_", "LASTEXITCODE", "ErrorActionPreference", "ProgressPreference",
+                       "PSScriptRoot", "args", "Matches", "matches", "HOME"}
+
+
+def unset_variables(text: str) -> list[str]:
+    """Variables a script reads but never sets: with Set-StrictMode -Version Latest, reading one is an error, even
+    inside a string (about_Set-StrictMode: 'Prohibits references to uninitialized variables')."""
+    code = re.sub(r"@'\n.*?\n'@", "''", text, flags=re.S)  # a here-string's body is data
+    code = "\n".join(l for l in code.splitlines() if not l.lstrip().startswith("#"))
+    assigned = (set(re.findall(r"\$(\w+)\s*=(?!=)", code)) | set(re.findall(r"\]\s*\$(\w+)", code))
+                | set(re.findall(r"foreach\s*\(\s*\$(\w+)\s+in", code, re.I)))
+    read = set(re.findall(r"\$\{?([A-Za-z_]\w*)(?![\w:])", code))  # $env:X is the environment, not a variable
+    return sorted(read - assigned - AUTOMATIC_VARIABLES)
+
+
+@pytest.mark.parametrize("flags", [
+    dict(tf="2.3", os="windows", gpu="GTX 1080"),  # system CUDA and cuDNN
+    dict(tf="2.3", os="windows", cpu=True),
+    dict(torch="2.5", os="windows", gpu_cc="8.6"),  # CUDA inside the wheels: only a driver check
+    dict(torch="1.8", os="windows", gpu_cc="7.5"),
+    dict(jax="latest", os="windows", cpu=True),
+    dict(jax="latest", os="windows", gpu_cc="8.6"),  # the WSL2 route
+    dict(tf="2.15", os="windows", gpu_cc="8.6"),
+])
+def test_every_variable_a_script_reads_is_set(kb, flags):
+    _, text = script(kb, **flags)
+    assert "Set-StrictMode -Version Latest" in text
+    assert unset_variables(text) == []
+
+
+def test_the_unset_variable_check_finds_one():
+    assert unset_variables("Set-StrictMode -Version Latest\n$a = 1\nWrite-Host \"$a $b\"\n") == ["b"]
+
+
 def variable(text: str, name: str) -> str:
     found = re.findall(rf"^\${name} = (.*)$", text, re.MULTILINE)
     assert len(found) == 1, (name, found)
@@ -300,7 +335,9 @@ def test_cpu_windows_script_skips_cuda(kb):
     resolution, text = script(kb, tf="2.3", os="windows", cpu=True)
     assert ps_structure_problems(text) == []
     assert variable(text, "HasCuda") == "$false"
-    assert "CudaVersion = " not in text
+    # the CUDA values are set, empty (StrictMode), and nothing is downloaded
+    assert variable(text, "CudaVersion") == "''" and variable(text, "CudaInstallerUrl") == "''"
+    assert variable(text, "CudnnZipUrl") == "''"
     assert variable(text, "CheckCode") == "'import tensorflow as tf; print(tf.__version__)'"
 
 

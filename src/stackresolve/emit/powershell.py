@@ -301,11 +301,20 @@ def _native(plan: WindowsNativePlan) -> str:
         "HasCuda": "$true" if stack.cuda else "$false",
         "SystemCuda": "$true" if system_cuda else "$false",
         "CheckCode": ps_quote(plan.check_code),
+        # Every value a step reads is set, empty where this plan has no use for it: under Set-StrictMode an unset
+        # variable is an error even in a message string.
+        **dict.fromkeys(("MinDriver", "CudaVersion", "CudaRelease", "CudaInstallerUrl", "CudaInstallerKind",
+                         "CudaArchivePage", "CudnnVersion", "CudnnCuda", "CudnnZipFile", "CudnnZipRoot",
+                         "CudnnZipUrl", "CudnnPage", "CudnnArchivePage"), ps_quote("")),
+        "CudaComponents": ps_array(()),
+        "CudaBinDirs": ps_array(()),
+        "CudnnLoginRequired": "$false",
     }
     notes = [f"# Visual C++ runtime: {msvc.source}" if msvc else
              "# Visual C++ runtime: not checked (the knowledge base records it for TensorFlow only)"]
     if stack.cuda and not system_cuda:
         values["MinDriver"] = ps_quote(ps_version(stack.driver.minimum))
+        values["CudaVersion"] = ps_quote(_checked(stack.cuda.version, _MINOR, "CUDA version"))
         notes.append(f"# CUDA {stack.cuda.version}: {stack.cuda.why}; no CUDA installer or cuDNN zip is needed")
         notes.append(f"# Driver >= {stack.driver.minimum}: {stack.driver.why} ({stack.driver.source})")
     elif stack.cuda:
@@ -352,7 +361,7 @@ def _native(plan: WindowsNativePlan) -> str:
              "",
              "# -- the plan's values",
              *[f"${name} = {value}" for name, value in values.items()],
-             "$Requirements = " + here_string(requirement_lines(plan.pip)),
+             "$Requirements = " + here_string(list(plan.pip.requirements_file)),
              NATIVE_STEPS.rstrip("\n")]
     return "\n".join(lines) + "\n"
 
@@ -428,11 +437,6 @@ def _wsl(plan: WslPlan) -> str:
 
 def script_name(stack) -> str:
     return f"install-{environment_name(stack)}.ps1"
-
-
-def requirement_lines(pip) -> list[str]:
-    """The requirements file the script writes: the index option first (pip reads it from the file)."""
-    return [*((pip.index_line,) if pip.index_args else ()), *pip.requirements]
 
 
 def render(plan) -> str:
