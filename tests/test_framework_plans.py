@@ -617,6 +617,16 @@ def test_pytorch_mps_macos_floor_is_told(kb, line, macos):
     assert any(f"macOS {macos}" in t for t in texts), texts
 
 
+def test_the_json_names_the_index_a_build_comes_from():
+    # A GTX 1080 on driver 470 gets torch 2.5.1 cu118 (CUDA 11.8 runs on R470; the default wheel is cu124), which
+    # installs with --index-url .../whl/cu118 (pytorch.github.io previous-versions.md, v2.5.1).
+    result = run_cli("plan", "--no-detect", "--torch", "2.5", "--os", "linux", "--gpu", "GTX 1080", "--driver",
+                     "470.82.01", "--format", "json")
+    fw = json.loads(result.stdout)["stack"]["framework"]
+    assert fw["variant"] == "cu118" and fw["index_option"] == "--index-url"
+    assert fw["index"] == fw["index_url"] and fw["index_url"].endswith("/whl/cu118")
+
+
 class TestJaxDeletedJaxlib:
     """The JAX team deletes old jaxlib releases from the package index: only 0.4.13 and 0.4.18 onward are there;
     0.4.0-0.4.12 and 0.4.14-0.4.17 are gone (JAX REPORT "jaxlib"; the index's /simple/jaxlib/ list, re-read

@@ -9,4 +9,4 @@ from stackresolve.plan.pip import PipPlan
 
 
 def render(plan: PipPlan) -> str:
-    return json.dumps(document(plan.resolution, plan.requirements), indent=2, sort_keys=False) + "\n"
+    return json.dumps(document(plan.resolution, plan), indent=2, sort_keys=False) + "\n"

@@ -70,7 +70,7 @@ class FrameworkPin:
 
     def to_json(self) -> dict:
         doc = {"name": self.name, "version": self.version, "pip_package": self.pip_package, "line": self.line,
-               "vendor": self.vendor.value, "index": "default" if self.index is None else self.index,
+               "vendor": self.vendor.value, "index": self.index or self.index_url or "default",
                "distribution": self.distribution, "extras": list(self.extras), "variant": self.variant,
                "index_url": self.index_url, "index_option": self.index_option,
                "companions": list(self.companions)}
