@@ -57,9 +57,13 @@ def choose_target(kb: KnowledgeBase, machine, tf_flag: str | None) -> TargetChoi
     else:
         tf, origin = "latest", "newest for this machine"
         where = machine.python.executable if machine.python else "the target Python"
-        findings.append(Finding(Severity.ERROR, "tensorflow-not-installed", f"no TensorFlow is installed in {where}",
+        findings.append(Finding(Severity.ERROR, "tensorflow-not-installed",
+                                f"no TensorFlow (nor PyTorch or JAX) is installed in {where}: checked against the "
+                                f"newest TensorFlow for this machine",
                                 "install the stack this report checks against (see the plan command below), or pass "
-                                "--tf VERSION to check this machine for another release", "python-probe (dist-info)"))
+                                "--tf VERSION to check this machine for another release; for PyTorch or JAX, "
+                                "`stackresolve plan --torch VERSION` / `--jax VERSION` prints what to install",
+                                "python-probe (dist-info)"))
     cpu = os_of(machine) is Os.MACOS or (origin == "installed" and installed.gpu_build is False)
     with_machine = origin == "newest for this machine"
     vendor = "any"
