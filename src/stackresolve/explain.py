@@ -76,7 +76,8 @@ class Match:
         """Every occurrence lies inside a longer one of `other`, of the same kind of problem: the same
         message, read by a more specific record (a multi-line PyTorch traceback around a loader error)."""
         return other.category == self.category and other.code != self.code and all(
-            any(o_start <= start and end <= o_end and (o_end - o_start) > (end - start) for o_start, o_end in other.spans)
+            any(o_start <= start and end <= o_end and (o_end - o_start) > (end - start)
+                for o_start, o_end in other.spans)
             for start, end in self.spans)
 
     def to_json_dict(self) -> dict:

@@ -29,7 +29,8 @@ def plan(
     gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU model, e.g. 'GTX 1080 Ti', 'A100', 'RTX 4090', "
                                                           "'Apple M2'."),
     gpu_cc: Optional[str] = typer.Option(None, "--gpu-cc", help="GPU compute capability, e.g. 8.6."),
-    driver: Optional[str] = typer.Option(None, "--driver", help="Installed NVIDIA driver version, e.g. 535.104.05 (or a branch: 580)."),
+    driver: Optional[str] = typer.Option(None, "--driver", help="Installed NVIDIA driver version, e.g. 535.104.05 "
+                                                                "(or a branch: 580)."),
     python: Optional[str] = typer.Option(None, "--python", help="Python version to use, e.g. 3.7."),
     cudnn: Optional[str] = typer.Option(None, "--cudnn", help="cuDNN to install instead of TensorFlow's own, e.g. 8.6."),
     arch: Optional[str] = typer.Option(None, "--arch", help="CPU architecture: x86_64 (default), aarch64, arm64."),
