@@ -130,3 +130,15 @@ def test_explain_flags_sharpen_a_silent_log(run):
                  "--no-detect", "--format", "json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["fix_plan"]["stack"]["framework"]["line"] == "2.6"
+
+
+def test_a_driver_problem_is_explained_without_a_stack(run):
+    # lyulyul/shine-cluster#30: the driver's libraries were upgraded under the loaded module; a reboot (or
+    # reloading the module) fixes it, no other framework stack does.
+    text = "$ nvidia-smi\nFailed to initialize NVML: Driver/library version mismatch\n"
+    result = run("explain", "--no-detect", text)
+    assert result.exit_code == 0
+    assert "nvml-driver-library-mismatch" in result.stdout and "Reboot" in result.stdout
+    assert "A stack that fixes it" not in result.stdout
+    as_plan = run("explain", "--no-detect", "--format", "pip", text)
+    assert as_plan.exit_code == 1 and "fixed on the machine" in error_line(as_plan)

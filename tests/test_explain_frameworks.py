@@ -80,7 +80,9 @@ def test_every_record_names_its_framework(errors):
     assert by_code["cudnn-handle-internal-error"] == "any"  # cuDNN's status
     assert by_code["torch-gpu-arch-not-supported"] == "pytorch"
     assert by_code["jax-cuda-jaxlib-not-installed"] == "jax"
-    assert len([c for c, f in by_code.items() if f == "pytorch"]) >= 8
+    # the dynamic loader's nvJitLink message: PyTorch's wheels, cuML on a conda image (rapidsai/deployment#487)
+    assert by_code["torch-nvjitlink-symbol-mismatch"] == "any"
+    assert len([c for c, f in by_code.items() if f == "pytorch"]) >= 7
     assert len([c for c, f in by_code.items() if f == "jax"]) >= 8
 
 

@@ -875,6 +875,11 @@ GPU_CATEGORIES = (
 )
 
 
+# Categories whose fix is on the machine itself (reboot, load the driver, start the container with the GPU), not
+# another stack: explain plans none for them.
+NOT_FIXED_BY_A_STACK = ("driver-not-loaded",)
+
+
 def _single(values: Sequence[str]) -> str | None:
     values = [v for v in values if "|" not in v]
     return values[0] if len(values) == 1 else None

@@ -39,7 +39,7 @@ def explain(
     no_detect: bool = typer.Option(False, "--no-detect", help="Do not probe this machine for the fix plan."),
 ) -> None:
     """Turn an error message into its meaning, likely cause and fix (exit 1 when the text is not recognised)."""
-    from stackresolve.explain import FixOverrides, explain_text, fix_request, render_text
+    from stackresolve.explain import NOT_FIXED_BY_A_STACK, FixOverrides, explain_text, fix_request, render_text
     from stackresolve.knowledge.loader import KnowledgeError, error_knowledge
     from stackresolve.model.enums import Framework
     from stackresolve.request import InputError, parse_driver, parse_os, validate_version
@@ -73,11 +73,15 @@ def explain(
         fail(f"broken knowledge base: {exc}", Exit.FAILED)
     fix = fix_request(explanation, kb.tested_builds, overrides, kb.compiled_archs)
     top = explanation.problems[0].category if explanation.problems else None
-    resolution, narrowed = fix_resolution(kb, fix, no_detect, top) if explanation.has_problem else (None, "")
+    planned = explanation.has_problem and top not in NOT_FIXED_BY_A_STACK
+    resolution, narrowed = fix_resolution(kb, fix, no_detect, top) if planned else (None, "")
     if fmt == "text":
         body = "".join(f"note: {n}\n" for n in notes) + render_text(explanation, fix)
         if resolution is not None and resolution.stack is not None:
             body += f"\nA stack that fixes it: {resolution.stack.summary}\n"
+            if fix.framework is None:  # the message is CUDA's, cuDNN's or the loader's: any framework prints it
+                body += "(the text names no framework, so this is TensorFlow's; --torch X or --jax X plans the " \
+                        "fix for PyTorch or JAX)\n"
             if narrowed:  # `plan` has no option for the log's build: this command prints its plans
                 body += f"Install plan: this command with --format pip|conda|apt|powershell|dockerfile (the plan " \
                         f"keeps {narrowed}; {plan_command(resolution)} alone plans the resolver's own pick)\n"
@@ -100,6 +104,9 @@ def explain(
         output(json.dumps(doc, indent=2) + "\n", None)
     else:
         if resolution is None:
+            if top in NOT_FIXED_BY_A_STACK:
+                fail("this problem is fixed on the machine (its driver), not by another stack: `stackresolve "
+                     "explain` without --format says how", Exit.FAILED)
             if fix.framework in ("pytorch", "jax"):
                 flag = "--torch" if fix.framework == "pytorch" else "--jax"
                 fail(f"no fix plan could be made from this text; use `stackresolve plan {flag} X`", Exit.FAILED)

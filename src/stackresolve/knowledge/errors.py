@@ -35,6 +35,7 @@ CATEGORIES = (
     "no-matching-distribution",
     "cpu-only-build",
     "package-version-mismatch",
+    "driver-not-loaded",  # the driver's kernel module and its libraries are not usable as installed: no stack fixes it
 )
 # Who prints a message (and whose explanation a record gives): "any" for messages of CUDA, cuDNN, the
 # dynamic loader, XLA's shared runtime or a Python package, whatever framework runs them.
