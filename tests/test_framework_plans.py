@@ -617,6 +617,13 @@ def test_pytorch_mps_macos_floor_is_told(kb, line, macos):
     assert any(f"macOS {macos}" in t for t in texts), texts
 
 
+def test_an_apple_gpu_plan_is_not_called_cpu_only():
+    # PyTorch 2.2 has MPS (Apple's page: from 1.12): the plan's header names the GPU and Metal, not "CPU only".
+    result = run_cli("plan", "--no-detect", "--torch", "2.2", "--os", "macos", "--gpu", "Apple M2", "--format", "pip")
+    request_line = next(l for l in result.stdout.splitlines() if l.startswith("# request:"))
+    assert "GPU Apple M2 (Metal)" in request_line and "CPU only" not in request_line
+
+
 def test_the_json_names_the_index_a_build_comes_from():
     # A GTX 1080 on driver 470 gets torch 2.5.1 cu118 (CUDA 11.8 runs on R470; the default wheel is cu124), which
     # installs with --index-url .../whl/cu118 (pytorch.github.io previous-versions.md, v2.5.1).
