@@ -114,3 +114,20 @@ def test_a_refreshed_wheel_list_replaces_the_shipped_one_while_newer(cache):
     assert refreshed.version != shipped.version  # another data digest: plans say which data they used
     path.write_text(text.replace(f'generated = "{shipped.wheels_fetched}"', 'generated = "2000-01-01"', 1))
     assert load_knowledge().wheels_origin == "shipped"  # an older copy is not used
+
+
+def test_a_tensorflow_plan_loads_no_pytorch_or_jax_code(cache):
+    """PyTorch/JAX data and code load on first use: a TensorFlow plan, even one that ends in a conflict, imports
+    neither module (issue 12: each is several milliseconds of start-up)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from stackresolve.cli import main; sys.argv = ['stackresolve', 'plan', '--no-detect', "
+            "'--tf', '1.15', '--os', 'linux', '--python', '3.11']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.endswith('.frameworks') and m.startswith('stackresolve')),"
+            " file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ})
+    assert "conflict" in done.stdout  # 1.15 has no Python 3.11 wheel: the conflict path ran too
+    assert done.stderr.strip().splitlines()[-1] == "[]"
