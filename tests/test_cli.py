@@ -142,3 +142,11 @@ def test_a_driver_problem_is_explained_without_a_stack(run):
     assert "A stack that fixes it" not in result.stdout
     as_plan = run("explain", "--no-detect", "--format", "pip", text)
     assert as_plan.exit_code == 1 and "fixed on the machine" in error_line(as_plan)
+
+
+def test_a_fix_for_a_text_that_names_no_framework_says_whose_it_is(run):
+    # TensorFlow and JAX both print this XLA line (jax-ml/jax#15268, the corpus): the plan is TensorFlow's, and
+    # the output says so and how to plan for the others.
+    result = run("explain", "--no-detect", "Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0")
+    assert "A stack that fixes it: tensorflow" in result.stdout
+    assert "the text names no framework" in result.stdout and "--jax X" in result.stdout

@@ -507,3 +507,13 @@ def test_probe_libraries_child_script_is_old_python_compatible():
 
     tree = ast.parse(CHILD_SCRIPT, feature_version=(3, 4))
     assert not any(isinstance(n, (ast.JoinedStr, ast.AnnAssign, ast.NamedExpr)) for n in ast.walk(tree))
+
+
+def test_an_empty_environment_names_every_framework_doctor_knows(tmp_path, kb):
+    # No TensorFlow, PyTorch or JAX in the interpreter: the error says so for all three, and how to plan each.
+    root = tmp_path / "root"
+    python = fake_python(tmp_path, root, LINUX_SITE, "3.11.7", {"numpy": "1.26.4"})
+    report = diagnose(detect(root, {"PATH": "/usr/bin"}, python), kb, probe_libraries=FakeLoader(root))
+    f = finding(report, "tensorflow-not-installed")
+    assert "nor PyTorch or JAX" in f.message
+    assert "--torch VERSION" in f.fix and "--jax VERSION" in f.fix
