@@ -31,22 +31,18 @@ from stackresolve.knowledge.errors import (
     KnownError,
     LibraryName,
     VersionHint,
+    cached_regex,
     group_component,
     placeholder_regex,
 )
 
 SCHEMA = "stackresolve/explain@1"
 
-# Compiled on first use (see _regex): importing this module compiles nothing.
+# Compiled on first use (see cached_regex): importing this module compiles nothing.
 _ANSI = r"\x1b\[[0-9;]*[A-Za-z]"
 # Any token that looks like a library file TF dlopens; only names in the [[library]] table count.
 _LIBRARY_TOKEN = r"(?i)(?<![\w.])(?:lib[A-Za-z0-9_]+\.so(?:\.\d+)+|[A-Za-z0-9_]+64_\d+\.dll|nvcuda\.dll)(?![\w])"
 _EVIDENCE_MAX = 240
-
-
-@lru_cache(maxsize=None)
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
 
 
 @dataclass(frozen=True)
@@ -522,7 +518,7 @@ def _extract(scan: _Text, hints: Sequence[VersionHint], libraries: Sequence[Libr
                     continue
             _add(seen.setdefault(hint.key, []), normalize_version(hint.key, value))
     if libraries:
-        names = [m.group(0) for m in scan.finditer(_regex(_LIBRARY_TOKEN))]
+        names = [m.group(0) for m in scan.finditer(cached_regex(_LIBRARY_TOKEN))]
         for component, candidates in library_candidates(names, libraries).items():
             seen[f"{component}_from_libraries"] = list(candidates)
     out: dict[str, tuple[str, ...]] = {}
@@ -553,7 +549,7 @@ def _clean(text: str) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "\x1b" in text:
-        text = _regex(_ANSI).sub("", text)
+        text = cached_regex(_ANSI).sub("", text)
     return text
 
 

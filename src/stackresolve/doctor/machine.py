@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import ntpath
-import posixpath
 import re
 
+from stackresolve.detect.paths import pathmod
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.model.enums import Os, Severity
 from stackresolve.model.finding import Finding
@@ -24,10 +23,6 @@ def system_of(machine) -> str:
 def major_minor(text: str | None) -> str | None:
     m = re.match(r"^(\d+)\.(\d+)", text or "")
     return f"{m.group(1)}.{m.group(2)}" if m else None
-
-
-def pathmod(system: str):
-    return ntpath if system == "windows" else posixpath
 
 
 def path_entries(machine, system: str) -> list[str]:

@@ -78,13 +78,13 @@ _PLACEHOLDER = r"\{([a-z][a-z0-9_]*)(?:\|([^{}]*))?\}"
 
 
 @lru_cache(maxsize=None)
-def _regex(pattern: str) -> re.Pattern[str]:
+def cached_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
 def placeholder_regex() -> re.Pattern[str]:
     """The {name} / {name|default} placeholder syntax of the texts."""
-    return _regex(_PLACEHOLDER)
+    return cached_regex(_PLACEHOLDER)
 
 
 def group_component(name: str) -> tuple[str, str]:
@@ -279,7 +279,7 @@ def _parse_error(record: Any, index: int) -> KnownError:
         raise _fail(where, "each [[error]] must be a table")
     code = _text(record, "code", where)
     where = f"error[{index}] (code={code!r})"
-    if not _regex(_CODE).match(code):
+    if not cached_regex(_CODE).match(code):
         raise _fail(where, "`code` must be kebab-case (a-z, 0-9, single dashes)")
     unknown = set(record) - _ERROR_KEYS
     if unknown:
@@ -395,7 +395,7 @@ def parse_libraries(doc: dict) -> tuple[LibraryName, ...]:
         if component not in LIBRARY_COMPONENTS:
             raise _fail(where, f"component {component!r} is not one of {', '.join(LIBRARY_COMPONENTS)}")
         versions = record.get("versions")
-        if not isinstance(versions, list) or not all(isinstance(v, str) and _regex(_VERSION).match(v) for v in versions):
+        if not isinstance(versions, list) or not all(isinstance(v, str) and cached_regex(_VERSION).match(v) for v in versions):
             raise _fail(where, '`versions` must be a list of versions such as "10.1" or "11.x"')
         if not versions and component != "driver":
             raise _fail(where, "`versions` may be empty only for the driver")
