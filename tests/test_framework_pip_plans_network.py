@@ -144,6 +144,15 @@ def platform_flags(platform: str) -> list[str]:
             "macos_x86_64": ["--os", "macos", "--arch", "x86_64"]}[platform]
 
 
+def framework_plan(tmp_path, flag: str, version: str, platform: str, python: str | None,
+                   gpu: str | None) -> tuple[str, str]:
+    """The pip plan for a PyTorch or JAX target (a GPU by name, or --cpu), and the Python it is for."""
+    flags = [flag, version, *platform_flags(platform)] + (["--python", python] if python else [])
+    flags += ["--gpu", gpu] if gpu else ["--cpu"]
+    text = plan_file(tmp_path, *flags)
+    return text, python or recommended_python(text)
+
+
 # ---------------------------------------------------------------------------------------------- PyTorch
 # (torch, platform, python, gpu or None for --cpu, torch installed, torchvision, torchaudio, nvidia-cudnn or None).
 # torch/torchvision/torchaudio: PyTorch REPORT release table; cuDNN: "Measured default-index wheels (Linux)".
@@ -176,10 +185,7 @@ TORCH_TARGETS = [
 @network
 @pytest.mark.parametrize("torch, platform, python, gpu, version, vision, audio, cudnn", TORCH_TARGETS)
 def test_torch_plan_resolves_with_pip(tmp_path, torch, platform, python, gpu, version, vision, audio, cudnn):
-    flags = ["--torch", torch, *platform_flags(platform)] + (["--python", python] if python else [])
-    flags += ["--gpu", gpu] if gpu else ["--cpu"]
-    text = plan_file(tmp_path, *flags)
-    python = python or recommended_python(text)
+    text, python = framework_plan(tmp_path, "--torch", torch, platform, python, gpu)
     assert not option_lines(text), "a default-index plan carries no index option"
     installed = dry_run(tmp_path, text, platform, python)
     assert installed["torch"] == Version(version)
@@ -211,10 +217,7 @@ JAX_TARGETS = [
 @network
 @pytest.mark.parametrize("jax, platform, python, gpu, version, jaxlib, extra, cudnn_floor", JAX_TARGETS)
 def test_jax_plan_resolves_with_pip(tmp_path, jax, platform, python, gpu, version, jaxlib, extra, cudnn_floor):
-    flags = ["--jax", jax, *platform_flags(platform)] + (["--python", python] if python else [])
-    flags += ["--gpu", gpu] if gpu else ["--cpu"]
-    text = plan_file(tmp_path, *flags)
-    python = python or recommended_python(text)
+    text, python = framework_plan(tmp_path, "--jax", jax, platform, python, gpu)
     assert not option_lines(text)
     lines = requirement_lines(text)
     assert lines[0] == (f"jax[{extra}]=={version}" if extra else f"jax=={version}")
