@@ -36,14 +36,21 @@ class GpuTarget:
     cc: str
     architecture: str
     source: str  # "flag", "nvml", "nvidia-smi", "env:STACKRESOLVE_GPU_CC", ...
+    # A request over many machines (fleet): the driver of the machines this GPU is in. Whether a driver is new
+    # enough for a GPU's architecture is a fact of its own machine; the request's `driver` (the fleet's lowest)
+    # still decides the CUDA a stack may use.
+    driver: str | None = None
 
     @property
     def label(self) -> str:
         return f"{self.name or 'the GPU'} (compute capability {self.cc})"
 
     def to_json(self) -> dict:
-        return {"name": self.name or None, "compute_capability": self.cc, "architecture": self.architecture,
-                "source": self.source}
+        out = {"name": self.name or None, "compute_capability": self.cc, "architecture": self.architecture,
+               "source": self.source}
+        if self.driver is not None:
+            out["driver"] = self.driver
+        return out
 
 
 @dataclass(frozen=True)

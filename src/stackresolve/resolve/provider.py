@@ -220,20 +220,26 @@ def gpu_driver_floor(kb: KnowledgeBase, request: Request):
     toolkit for the newest GPU's architecture (NVIDIA's CUDA Toolkit, Driver and Architecture Matrix lists the
     first toolkit per architecture; a driver older than that predates the architecture: Blackwell needs CUDA
     12.8's driver, R570). A lower bound: single boards of an architecture came later (RTX 3060: R460).
-    None when no GPU is named or no toolkit is recorded."""
-    if not request.gpus:
+    None when no GPU is named or no toolkit is recorded. GPUs that carry their own machine's driver (a fleet)
+    are held to it instead (own_driver_conflicts)."""
+    shared = [g for g in request.gpus if g.driver is None]
+    if not shared:
         return None
-    newest = max(request.gpus, key=lambda g: cc_tuple(g.cc))
-    support = kb.arch_support_for(newest.cc)
-    first_cc = min(support.cc, key=cc_tuple) if support else newest.cc
-    name = support.architecture.capitalize() if support else f"compute capability {newest.cc}"
+    newest = max(shared, key=lambda g: cc_tuple(g.cc))
+    return architecture_driver_floor(kb, newest.cc, request.driver_os)
+
+
+def architecture_driver_floor(kb: KnowledgeBase, cc: str, driver_os: Os):
+    support = kb.arch_support_for(cc)
+    first_cc = min(support.cc, key=cc_tuple) if support else cc
+    name = support.architecture.capitalize() if support else f"compute capability {cc}"
 
     def compute():
         fitting = [t for t in kb.toolkits if cc_tuple(t.arch_max) >= cc_tuple(first_cc)]
         if not fitting:
             return None
         first = min(fitting, key=lambda t: Version(t.version))
-        driver = toolkit_driver(first, request.driver_os)
+        driver = toolkit_driver(first, driver_os)
         if not driver:
             return None
         return (driver, f"{name} GPUs need a driver that supports them: >= {driver}, the driver of CUDA "
@@ -241,7 +247,20 @@ def gpu_driver_floor(kb: KnowledgeBase, request: Request):
                 f"{first.source}; https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-"
                 f"architecture-matrix.html (first CUDA toolkit per architecture)")
 
-    return kb.memo(("gpu_driver_floor", first_cc, request.driver_os), compute)
+    return kb.memo(("gpu_driver_floor", first_cc, driver_os), compute)
+
+
+def own_driver_conflicts(kb: KnowledgeBase, request: Request) -> list[Req]:
+    """A GPU whose own machine's driver predates its architecture: a requirement nothing satisfies."""
+    reqs = []
+    for gpu in request.gpus:
+        if gpu.driver is None:
+            continue
+        floor = architecture_driver_floor(kb, gpu.cc, request.driver_os)
+        if floor is not None and Version(gpu.driver) < Version(floor[0]):
+            reqs.append(Req("driver", lambda c: False, f"{floor[1]}; {gpu.label} runs on driver {gpu.driver}",
+                            floor[2]))
+    return reqs
 
 
 def driver_floor(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> str | None:
@@ -332,6 +351,7 @@ def root_requirements(kb: KnowledgeBase, request: Request) -> list[Req]:
         minimum = Version(floor[0])
         reqs.append(Req("driver", lambda c, m=minimum: driver_at_least(c, m), floor[1], floor[2],
                         driver_min=minimum))
+    reqs += own_driver_conflicts(kb, request)
     if request.os is Os.WSL2:
         wsl = kb.platform_minimum("wsl2")
         if wsl:
