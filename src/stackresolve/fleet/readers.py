@@ -65,6 +65,8 @@ def read_document(text: str, origin: str, lookup: GpuLookup) -> list[Member]:
         try:
             doc = json.loads(text)
         except ValueError as exc:
+            if stripped.startswith("["):  # a TOML inventory starts with [[machine]]
+                return read_inventory(text, origin, lookup)
             raise FleetInputError([f"{origin}: not valid JSON ({exc})"]) from None
         if isinstance(doc, dict) and doc.get("kind") in ("List", "NodeList") and isinstance(doc.get("items"), list):
             return read_nodes(doc["items"], origin, lookup)

@@ -50,7 +50,7 @@ def render_text(plan: FleetPlan) -> str:
     lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     if plan.excluded:
         lines += ["", "Excluded (cannot run the target at all):"]
-        lines += [f"  {e.group.name} ({members_text(e.group)}): {e.reason}" for e in plan.excluded]
+        lines += [f"  {e.group.name} ({members_text(e.group)}): {shorten_releases(e.reason)}" for e in plan.excluded]
     notes = sorted({(m.name, n) for g in plan.groups for m in g.members for n in m.notes})
     if notes:
         lines += ["", "Notes:"]
@@ -65,6 +65,24 @@ def render_text(plan: FleetPlan) -> str:
     lines += ["", "Each stack's install plans: --format pip|conda|apt|dockerfile|powershell|lock (one stack), or "
                   "-o DIR for every stack and format."]
     return "\n".join(lines) + "\n"
+
+
+def shorten_releases(reason: str) -> str:
+    """'(required by torch 2.7.1 (cu118), torch 2.7.0 (cu118), ...)' -> '(required by torch 2.7.1 (cu118) ...
+    torch 2.0.0 (cu118): 17 releases)' for the table; the JSON document keeps the whole list."""
+    marker = "(required by "
+    out, rest = [], reason
+    while marker in rest:
+        head, _, tail = rest.partition(marker)
+        depth, end = 1, 0
+        for end, char in enumerate(tail):
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if depth == 0:
+                break
+        items, rest = tail[:end].split(", "), tail[end + 1:]
+        listed = ", ".join(items) if len(items) <= 3 else f"{items[0]} ... {items[-1]}: {len(items)} releases"
+        out.append(f"{head}{marker}{listed})")
+    return "".join(out) + rest
 
 
 def member_json(m: Member) -> dict:
