@@ -10,6 +10,8 @@ commands in the same venv, so machine load hits both alike. Budgets (exit 1 when
 - `plan --format text` and `check` <= 1.3 x `import typer`; `plan --format json` <= 1.5 x; `--help` <= 1.1 x
 - `detect` <= 1.3 x `import typer` plus the probes' own time (reported beside it)
 - `matrix` over every TensorFlow line x every GPU x {linux, windows}, in-process, < 0.5 s
+- `plan --fleet` over a 500-node `kubectl get nodes -o json` document (the GFD fixture's nodes repeated), as a cold
+  process, < 1 s (each group is resolved once, whatever the number of nodes)
 - peak memory (max RSS) of every timed command < 60 MB
 """
 
@@ -87,6 +89,20 @@ def matrix_all(runs: int) -> tuple[float, int]:
     return best, cells
 
 
+def fleet_document(path: Path, nodes: int = 500) -> None:
+    """A cluster of `nodes` nodes: the fleet test fixture's nodes, repeated under new names."""
+    fixture = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "fleet" / "gfd-cluster-nodes.json"
+    doc = json.loads(fixture.read_text())
+    pattern = doc["items"]
+    items = []
+    for i in range(nodes):
+        node = json.loads(json.dumps(pattern[i % len(pattern)]))
+        node["metadata"]["name"] = f"{node['metadata']['name']}-{i}"
+        items.append(node)
+    doc["items"] = items
+    path.write_text(json.dumps(doc))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=11)
@@ -94,6 +110,8 @@ def main() -> int:
     exe, tool = str(BIN / "python"), str(BIN / "stackresolve")
     with tempfile.TemporaryDirectory() as scratch:
         lock = Path(scratch) / "stackresolve.lock"
+        cluster = Path(scratch) / "nodes.json"
+        fleet_document(cluster)
         subprocess.run([tool, *PLAN, "--format", "lock", "-o", str(lock)], check=True, capture_output=True,
                        timeout=120)
         commands = {
@@ -104,6 +122,7 @@ def main() -> int:
                       "440.33"],
             "--help": [tool, "--help"],
             "detect": [tool, "detect"],
+            "plan --fleet (500 nodes)": [tool, "plan", "--fleet", str(cluster), "--torch", "latest"],
         }
         measured = alternating(commands, args.runs)
     probes = probe_seconds()
@@ -123,6 +142,12 @@ def main() -> int:
                      + ("" if ok else "  MISSED")))
         if not ok:
             missed.append(name)
+    fleet_s, fleet_peak = measured["plan --fleet (500 nodes)"]
+    fleet_ok = fleet_s < 1.0 and fleet_peak < 60
+    rows.append(("stackresolve plan --fleet, 500 nodes", f"{fleet_s * 1000:.0f} ms = {fleet_s / typer_s:.2f} x typer",
+                 f"{fleet_peak:.0f} MB", "< 1 s" + ("" if fleet_ok else "  MISSED")))
+    if not fleet_ok:
+        missed.append("plan --fleet")
     matrix_ok = matrix_s < 0.5
     rows.append((f"matrix, {cells} cells in-process", f"{matrix_s:.2f} s", "", "< 0.5 s" + ("" if matrix_ok else
                                                                                                "  MISSED")))

@@ -81,6 +81,9 @@ def test_the_product_label_forms_of_gfd(kb):
     assert model_of_product("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb") == "NVIDIA A100 SXM4 40GB"
     assert model_of_product("Tesla-T4-SHARED") == "Tesla T4"
     assert kb.find_gpu(model_of_product("NVIDIA-H100-80GB-HBM3")).cc == "9.0"
+    # NVIDIA's GPU Operator documentation, "GPU Operator with MIG" (single strategy, 1g.10gb profile): the label
+    # after MIG Manager applied the profile
+    assert kb.find_gpu(model_of_product("NVIDIA-H100-80GB-HBM3-MIG-1g.10gb")).cc == "9.0"
 
 
 def test_an_unknown_product_with_compute_labels_still_plans(tmp_path):
@@ -92,6 +95,14 @@ def test_an_unknown_product_with_compute_labels_still_plans(tmp_path):
     group = json.loads(result.stdout)["fleet"]["groups"][0]
     assert group["gpus"] == [{"name": "NVIDIA-Future-Board", "model": None, "compute_capability": "8.6"}]
     assert group["stack"] == 0
+
+
+def test_a_kubectl_document_on_standard_input():
+    result = CliRunner().invoke(app, ["plan", "--fleet", "-", "--jax", "latest", "--format", "json"],
+                                input=CLUSTER.read_text())
+    assert result.exit_code == 0, result.output
+    origins = {m["origin"] for g in json.loads(result.stdout)["fleet"]["groups"] for m in g["members"]}
+    assert origins == {"standard input"}
 
 
 def test_detect_reports_of_a_folder_are_machines(kb):
@@ -216,6 +227,19 @@ def test_blackwell_and_pascal_on_470_need_two_stacks_newest_first():
     assert Version(first["version"]) > Version(second["version"]) and second["variant"] == "cu118"
     assert stacks[0]["groups"] == ["GeForce-RTX-5090/570.124.06"]
     assert stacks[1]["groups"] == ["GeForce-GTX-1080-Ti/470.82.01"]
+
+
+def test_a_driver_older_than_its_gpu_excludes_that_group_only(tmp_path):
+    # Ada GPUs need the driver of CUDA 11.8, their first toolkit (NVIDIA's CUDA Toolkit, Driver and Architecture
+    # Matrix; CUDA 11.8's Linux driver 520.61.05): an RTX 4090 on 470 cannot run any CUDA build
+    source = tmp_path / "fleet.toml"
+    source.write_text('[[machine]]\nname = "ada-old"\ngpu = "RTX 4090"\ndriver = "470.82.01"\n\n'
+                      '[[machine]]\nname = "pascal"\ngpu = "GTX 1080 Ti"\ndriver = "470.82.01"\n')
+    doc = fleet_json(source, "--torch", "latest")
+    [excluded] = doc["fleet"]["excluded"]
+    assert excluded["members"] == ["ada-old"]
+    assert "Ada GPUs need a driver that supports them: >= 520.61.05" in excluded["reason"]
+    assert [g["members"][0]["name"] for g in doc["fleet"]["groups"] if g["stack"] == 0] == ["pascal"]
 
 
 def test_a_gpu_less_group_gets_the_cpu_build_only_when_asked():

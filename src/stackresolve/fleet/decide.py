@@ -123,10 +123,9 @@ def cover(kb, base: Request, groups: list[Group], alone: dict[str, Resolution]) 
     from stackresolve.resolve import resolve, resolve_stack
 
     if len(groups) > 1:
-        together = resolve_stack(kb, group_request(kb, base, groups))
-        if together is not None and keeps_native(together, groups, alone):
-            return [FleetStack(resolve(kb, group_request(kb, base, groups), with_alternatives=False),
-                               tuple(groups))]
+        together = resolve(kb, group_request(kb, base, groups), with_alternatives=False)
+        if together.stack is not None and keeps_native(together.stack, groups, alone):
+            return [FleetStack(together, tuple(groups))]
     remaining = sorted(groups, key=lambda g: stack_key(alone[g.name].stack))
     out = []
     while remaining:

@@ -129,7 +129,10 @@ def node_member(name: str, labels: dict[str, str], status: Any, origin: str, loo
     count = labels.get(GFD + "gpu.count")
     if count is not None and not _INT.fullmatch(count):
         raise ValueError(f"{GFD}gpu.count {safe(count)!r}: not a number")
-    return Member(**base, gpus=(gpu,), driver=label_driver(labels), gpu_count=int(count) if count else None)
+    notes = () if gpu.model else (f"{GFD}gpu.product {safe(product)!r} is not in the GPU table: planned by its "
+                                  f"compute capability labels ({gpu.cc})",)
+    return Member(**base, gpus=(gpu,), driver=label_driver(labels), gpu_count=int(count) if count else None,
+                  notes=notes)
 
 
 def label_gpu(product: str | None, major: str | None, minor: str | None, lookup: GpuLookup) -> GpuFact:
