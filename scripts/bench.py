@@ -10,8 +10,9 @@ commands in the same venv, so machine load hits both alike. Budgets (exit 1 when
 - `plan --format text` and `check` <= 1.3 x `import typer`; `plan --format json` <= 1.5 x; `--help` <= 1.1 x
 - `detect` <= 1.3 x `import typer` plus the probes' own time (reported beside it)
 - `matrix` over every TensorFlow line x every GPU x {linux, windows}, in-process, < 0.5 s
-- `plan --fleet` over a 500-node `kubectl get nodes -o json` document (the GFD fixture's nodes repeated), as a cold
-  process, < 1 s (each group is resolved once, whatever the number of nodes)
+- `plan --fleet` over a 500-node `kubectl get nodes -o json` document (the GFD fixture's nodes repeated, 6 groups),
+  as a cold process, <= 2 x `plan --format json` (each group is resolved once, whatever the number of nodes; on
+  the reference machine, where `import typer` takes about 62 ms, that is well under 1 s)
 - peak memory (max RSS) of every timed command < 60 MB
 """
 
@@ -143,9 +144,10 @@ def main() -> int:
         if not ok:
             missed.append(name)
     fleet_s, fleet_peak = measured["plan --fleet (500 nodes)"]
-    fleet_ok = fleet_s < 1.0 and fleet_peak < 60
-    rows.append(("stackresolve plan --fleet, 500 nodes", f"{fleet_s * 1000:.0f} ms = {fleet_s / typer_s:.2f} x typer",
-                 f"{fleet_peak:.0f} MB", "< 1 s" + ("" if fleet_ok else "  MISSED")))
+    one_plan_s = measured["plan --format json"][0]
+    fleet_ok = fleet_s <= 2 * one_plan_s and fleet_peak < 60
+    rows.append(("stackresolve plan --fleet, 500 nodes", f"{fleet_s * 1000:.0f} ms = {fleet_s / one_plan_s:.2f} x plan "
+                 f"json", f"{fleet_peak:.0f} MB", "<= 2 x plan json" + ("" if fleet_ok else "  MISSED")))
     if not fleet_ok:
         missed.append("plan --fleet")
     matrix_ok = matrix_s < 0.5

@@ -153,6 +153,24 @@ def test_every_bad_node_and_report_is_named_on_its_own_line(tmp_path):
     assert "p4.json: a report of schema 'stackresolve/detect@2'; accepted: stackresolve/detect@1" in lines[2]
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("[" * 100_000, "nested too deeply"),
+    (json.dumps({"kind": "List", "items": [1]}), "item 0: not a Node"),
+    ("machine = [1]", "machine 0: not a [[machine]] table"),
+    ('[[machine]]\nnames = "ws"\n', 'give name = "..." or names = ["...", ...]'),
+    (json.dumps({"schema": "stackresolve/detect@1", "os": "linux", "gpus": []}), "'os' is not as detect@1 writes it"),
+    (json.dumps({"kind": "Node", "metadata": {"name": "n", "labels": {}}, "status": {"nodeInfo": {"architecture": [1]}}}),
+     "node n: kubernetes.io/arch '[1]'"),
+])
+def test_malformed_documents_are_one_line_each(tmp_path, text, expected):
+    source = tmp_path / "fleet"
+    source.write_text(text)
+    result = run("plan", "--fleet", source, "--torch", "latest")
+    assert result.exit_code == 2
+    lines = error_lines(result)
+    assert len(lines) == 1 and expected in lines[0], lines
+
+
 @pytest.mark.parametrize("text", [
     json.dumps({"apiVersion": "v1", "kind": "List", "items": []}),
     "# an inventory with nothing in it\n",
@@ -170,6 +188,14 @@ def test_an_empty_folder_and_one_machine_flags_are_refused(tmp_path):
     assert result.exit_code == 2 and "without .json files" in error_lines(result)[0]
     result = run("plan", "--fleet", CLUSTER, "--gpu", "T4")
     assert result.exit_code == 2 and "--gpu describes one machine" in error_lines(result)[0]
+
+
+def test_control_characters_of_an_inventory_never_reach_the_terminal(tmp_path):
+    source = tmp_path / "fleet.toml"
+    source.write_text('[[machine]]\nname = "ws\\u001b[2J"\ngpu = "RTX 4090"\ndriver = "550.54.15"\n')
+    result = run("plan", "--fleet", source, "--torch", "latest")
+    assert result.exit_code == 0
+    assert "\x1b" not in result.output and "ws?[2J" in result.output
 
 
 def test_inventory_typos_get_a_close_match(tmp_path):

@@ -8,6 +8,13 @@ from typing import Mapping
 from stackresolve.model.enums import Arch, Os
 
 
+def printable(text: str | None) -> str | None:
+    """Text from an inventory as it may reach the terminal: control and other unprintable characters become '?'."""
+    if text is None:
+        return None
+    return "".join(c if c.isprintable() else "?" for c in str(text))
+
+
 class FleetInputError(ValueError):
     """Bad fleet input: one line per problem, each naming the file and the machine."""
 
@@ -23,6 +30,9 @@ class GpuFact:
     name: str  # as reported: "Tesla-T4" (GFD label), "NVIDIA GeForce RTX 4090" (detect); "" when not given
     cc: str  # "7.5"
     model: str = ""  # the knowledge base's model name, when the name was found there ("Tesla T4")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", printable(self.name))
 
     @property
     def label(self) -> str:
@@ -45,6 +55,10 @@ class Member:
     labels: Mapping[str, str] | None = field(default=None, compare=False)  # Kubernetes node labels
     pool: str | None = None  # the node pool a managed Kubernetes labels its nodes with
     notes: tuple[str, ...] = ()  # what the reader assumed ("no GPU labels: a CPU machine")
+
+    def __post_init__(self) -> None:  # what is shown of the input is printable (labels stay as they are)
+        for name in ("name", "origin", "distro", "release", "pool"):
+            object.__setattr__(self, name, printable(getattr(self, name)))
 
     @property
     def facts(self) -> tuple:

@@ -64,6 +64,8 @@ def read_document(text: str, origin: str, lookup: GpuLookup) -> list[Member]:
     if stripped.startswith(("{", "[")):
         try:
             doc = json.loads(text)
+        except RecursionError:
+            raise FleetInputError([f"{origin}: JSON nested too deeply to be a node list or a detect report"]) from None
         except ValueError as exc:
             if stripped.startswith("["):  # a TOML inventory starts with [[machine]]
                 return read_inventory(text, origin, lookup)
@@ -106,8 +108,8 @@ def read_nodes(items: list, origin: str, lookup: GpuLookup) -> list[Member]:
 def node_member(name: str, labels: dict[str, str], status: Any, origin: str, lookup: GpuLookup) -> Member:
     info = status.get("nodeInfo") if isinstance(status, dict) else None
     info = info if isinstance(info, dict) else {}
-    os_text = labels.get("kubernetes.io/os") or info.get("operatingSystem") or "linux"
-    arch_text = labels.get("kubernetes.io/arch") or info.get("architecture") or "amd64"
+    os_text = str(labels.get("kubernetes.io/os") or info.get("operatingSystem") or "linux")
+    arch_text = str(labels.get("kubernetes.io/arch") or info.get("architecture") or "amd64")
     if os_text not in ("linux", "windows"):
         raise ValueError(f"kubernetes.io/os {safe(os_text)!r}: not linux or windows")
     if arch_text not in _ARCH:
@@ -190,6 +192,12 @@ def read_detect_report(doc: dict, origin: str, lookup: GpuLookup) -> Member:
 
 
 def detect_member(doc: dict, name: str, origin: str, lookup: GpuLookup) -> Member:
+    shapes = {"os": dict, "driver": (dict, type(None)), "gpus": list}
+    for key, shape in shapes.items():
+        if not isinstance(doc.get(key), shape):
+            raise ValueError(f"'{key}' is not as detect@1 writes it (an object for os and driver, a list for gpus)")
+    if not all(isinstance(g, dict) for g in doc["gpus"]):
+        raise ValueError("'gpus' holds something other than GPU objects")
     os_doc = doc.get("os") or {}
     system = "wsl2" if os_doc.get("wsl") else os_doc.get("system")
     if system not in Os.names():
@@ -236,6 +244,9 @@ def read_inventory(text: str, origin: str, lookup: GpuLookup) -> list[Member]:
         raise FleetInputError([f"{origin}: an inventory lists its machines as [[machine]] tables; none found"])
     members, problems = [], []
     for index, entry in enumerate(machines):
+        if not isinstance(entry, dict):
+            problems.append(f"{origin}: machine {index}: not a [[machine]] table")
+            continue
         label = entry.get("name") or entry.get("names") or index
         try:
             members += inventory_members(entry, origin, lookup)
@@ -255,7 +266,7 @@ def inventory_members(entry: dict, origin: str, lookup: GpuLookup) -> list[Membe
             raise ValueError(f"unknown key {safe(key)!r}" + (f" (did you mean {near[0]}?)" if near else "") +
                              f"; keys: {', '.join(INVENTORY_KEYS)}")
     names = entry.get("names") or ([entry["name"]] if "name" in entry else [])
-    if not names or not all(isinstance(n, str) and n for n in names):
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
         raise ValueError("give name = \"...\" or names = [\"...\", ...]")
     values = {k: entry[k] for k in ("gpu", "gpu_cc", "driver", "os", "arch", "distro", "release") if k in entry}
     if not all(isinstance(v, str) for v in values.values()):
