@@ -244,6 +244,21 @@ def test_tensorflow_216_on_the_cluster_excludes_the_k80_and_the_455_driver():
     assert doc["fleet"]["status"] == "warning"
 
 
+def test_tensorflow_latest_on_the_cluster_gives_each_group_the_newest_stack_of_the_fewest():
+    # TensorFlow's tested builds (tensorflow/docs source.md): 2.14 is the last on CUDA 11 (11.8), which driver 455
+    # runs through minor-version compatibility (>= 450.80.02); 2.15+ need CUDA 12 (>= 525.60.13). 2.16 dropped
+    # sm_35, the code the K80 (3.7) runs; 2.14's wheels carry only PTX for the H100 (compute_80): two stacks, and
+    # the T4 and MIG A100 nodes, which both run, take the newer one.
+    doc = fleet_json(CLUSTER, "--tf", "latest")
+    stacks = doc["fleet"]["stacks"]
+    assert len(stacks) == 2
+    by_member = {g["members"][0]["name"]: g["stack"] for g in doc["fleet"]["groups"]}
+    assert by_member["k80-old"] == by_member["dgx-a100"] == 1
+    assert by_member["h100-a"] == by_member["gke-t4-a"] == by_member["a100-mig"] == 0
+    assert stacks[1]["stack"]["framework"]["version"].startswith("2.14.")
+    assert Version(stacks[0]["stack"]["framework"]["version"]) >= Version("2.16")
+
+
 def test_blackwell_and_pascal_on_470_need_two_stacks_newest_first():
     # sm_120 needs a cu128+ build, which driver 470 cannot run; cu118 has no code for sm_120
     doc = fleet_json(FIXTURES / "blackwell-pascal.toml", "--torch", "latest")

@@ -120,25 +120,62 @@ def plan_fleet(kb, base: Request, groups: list[Group], allow_cpu: bool = False) 
 
 
 def cover(kb, base: Request, groups: list[Group], alone: dict[str, Resolution]) -> list[FleetStack]:
-    from stackresolve.resolve import resolve, resolve_stack
+    from stackresolve.resolve import resolve
 
     if len(groups) > 1:
         together = resolve(kb, group_request(kb, base, groups), with_alternatives=False)
         if together.stack is not None and keeps_native(together.stack, groups, alone):
             return [FleetStack(together, tuple(groups))]
+    clusters = promote(kb, base, greedy_cover(kb, base, groups, alone), alone)
+    return [FleetStack(alone[taken[0].name] if len(taken) == 1 else
+                       resolve(kb, group_request(kb, base, taken), with_alternatives=False), tuple(taken))
+            for taken, _ in clusters]
+
+
+def fits(kb, base: Request, groups: list[Group], alone: dict[str, Resolution]) -> Stack | None:
+    """The stack one request over these groups gets, when it is native wherever a group alone is native."""
+    from stackresolve.resolve import resolve_stack
+
+    if len(groups) == 1:
+        return alone[groups[0].name].stack
+    stack = resolve_stack(kb, group_request(kb, base, groups))
+    return stack if stack is not None and keeps_native(stack, groups, alone) else None
+
+
+def greedy_cover(kb, base: Request, groups: list[Group], alone: dict[str, Resolution]) -> list[tuple[list, Stack]]:
+    """The most constrained group first (its own newest stack is the oldest), each stack taking every further
+    group it still runs natively on: for release ranges, the fewest stacks."""
     remaining = sorted(groups, key=lambda g: stack_key(alone[g.name].stack))
-    out = []
+    clusters = []
     while remaining:
         taken = [remaining.pop(0)]
+        stack = alone[taken[0].name].stack
         for g in list(remaining):
-            trial = resolve_stack(kb, group_request(kb, base, taken + [g]))
-            if trial is not None and keeps_native(trial, taken + [g], alone):
+            trial = fits(kb, base, taken + [g], alone)
+            if trial is not None:
                 taken.append(g)
                 remaining.remove(g)
-        resolution = alone[taken[0].name] if len(taken) == 1 else \
-            resolve(kb, group_request(kb, base, taken), with_alternatives=False)
-        out.append(FleetStack(resolution, tuple(taken)))
-    return out
+                stack = trial
+        clusters.append((taken, stack))
+    return clusters
+
+
+def promote(kb, base: Request, clusters: list[tuple[list, Stack]],
+            alone: dict[str, Resolution]) -> list[tuple[list, Stack]]:
+    """Each group moves to the newest stack of the cover that runs natively on it without getting older itself,
+    so no group keeps an old stack that a newer one of the same cover serves; a stack left without groups goes."""
+    clusters = sorted(clusters, key=lambda c: stack_key(c[1]), reverse=True)
+    for i in range(len(clusters)):
+        taken, stack = clusters[i]
+        for j in range(i + 1, len(clusters)):
+            for g in list(clusters[j][0]):
+                trial = fits(kb, base, taken + [g], alone)
+                if trial is not None and stack_key(trial) >= stack_key(stack):
+                    taken.append(g)
+                    clusters[j][0].remove(g)
+                    stack = trial
+        clusters[i] = (taken, stack)
+    return [(taken, stack) for taken, stack in clusters if taken]
 
 
 def keeps_native(stack: Stack, groups: list[Group], alone: dict[str, Resolution]) -> bool:

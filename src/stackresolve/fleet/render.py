@@ -12,13 +12,12 @@ SHOWN_MEMBERS = 3
 
 def members_text(group: Group) -> str:
     names = [m.name for m in group.members]
-    shown = ", ".join(names[:SHOWN_MEMBERS]) + (f", ... (+{len(names) - SHOWN_MEMBERS})"
-                                                if len(names) > SHOWN_MEMBERS else "")
-    return f"{len(names)}: {shown}"
+    return f"{len(names)}: {first_names(names)}"
 
 
-def stack_title(index: int, stack: FleetStack) -> str:
-    return f"stack {index + 1}"
+def first_names(names: list[str]) -> str:
+    more = len(names) - SHOWN_MEMBERS
+    return ", ".join(names[:SHOWN_MEMBERS]) + (f", ... (+{more})" if more > 0 else "")
 
 
 def render_text(plan: FleetPlan) -> str:
@@ -34,7 +33,7 @@ def render_text(plan: FleetPlan) -> str:
     else:
         lines.append("No machine of the fleet can run the target.")
     for i, s in enumerate(plan.stacks):
-        lines.append(f"  {stack_title(i, s)}: {s.stack.summary}  [{s.resolution.status}]")
+        lines.append(f"  stack {i + 1}: {s.stack.summary}  [{s.resolution.status}]")
     rows = [("group", "machines", "GPU", "driver", "system", "stack", "status")]
     for g in plan.groups:
         index = plan.stack_of(g)
@@ -51,16 +50,19 @@ def render_text(plan: FleetPlan) -> str:
     if plan.excluded:
         lines += ["", "Excluded (cannot run the target at all):"]
         lines += [f"  {e.group.name} ({members_text(e.group)}): {shorten_releases(e.reason)}" for e in plan.excluded]
-    notes = sorted({(m.name, n) for g in plan.groups for m in g.members for n in m.notes})
-    if notes:
+    noted: dict[str, list[str]] = {}
+    for g in plan.groups:
+        for m in g.members:
+            for note in m.notes:
+                noted.setdefault(note, []).append(m.name)
+    if noted:
         lines += ["", "Notes:"]
-        lines += [f"  {name}: {note}" for name, note in notes[:20]]
-        if len(notes) > 20:
-            lines.append(f"  ... and {len(notes) - 20} more")
+        for note, names in noted.items():
+            lines.append(f"  {first_names(names)}: {note}")
     for i, s in enumerate(plan.stacks):
         warnings = [f for f in s.resolution.findings if f.severity.value != "info"]
         if warnings:
-            lines += ["", f"{stack_title(i, s)} findings:"]
+            lines += ["", f"stack {i + 1} findings:"]
             lines += [f"  [{f.severity.value}] {f.code}: {f.message}" for f in warnings]
     lines += ["", "Each stack's install plans: --format pip|conda|apt|dockerfile|powershell|lock (one stack), or "
                   "-o DIR for every stack and format."]
