@@ -31,6 +31,11 @@ COMMANDS = {
                                             "when the text is not recognised)."),
     "doctor": ("stackresolve.cli.doctor", "Diagnose the installed GPU stack; exit 0 when healthy, 1 when problems "
                                           "were found."),
+    "install": ("stackresolve.cli.install", "Install a lock or a plan into a new virtual environment and prove it "
+                                            "works: the framework imports and sees the GPU, and check agrees (exit 0 "
+                                            "only then)."),
+    "export": ("stackresolve.cli.install", "Print a lock's requirements file (index option first), for `pip install "
+                                           "-r` or `uv pip install -r`."),
     "refresh": ("stackresolve.cli.refresh", "Re-read the package index's TensorFlow wheel lists into the user cache "
                                             "(used while newer than shipped)."),
 }
