@@ -152,3 +152,76 @@ def test_check_before_install_compares_the_python_that_will_be_used(tmp_path):
     assert "python: expected 3.9 - 3.11, found 3.12" in outside.stdout
     inside = subprocess.run([*base, "--python", "3.11"], capture_output=True, text=True, env=env, timeout=120)
     assert inside.returncode == 0, inside.stdout
+
+
+class Stream:
+    def __init__(self, tty: bool):
+        self.tty, self.text = tty, ""
+
+    def isatty(self):
+        return self.tty
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        pass
+
+
+def test_progress_lines_reach_a_terminal_only_and_carry_no_control_characters():
+    from stackresolve.cli.app import progress_reporter
+
+    pipe = Stream(False)
+    progress_reporter(pipe)("installing tensorflow==2.15.1 (uv)")
+    assert pipe.text == ""
+    terminal = Stream(True)
+    progress_reporter(terminal)("against https://index.invalid/\x1b]0;owned\x07simple")
+    assert terminal.text.startswith("stackresolve: [") and terminal.text.endswith(" ...\n")
+    assert "\x1b" not in terminal.text and "\x07" not in terminal.text
+
+
+def test_an_installed_framework_that_sees_no_gpu_fails_a_gpu_plan(tmp_path):
+    """The import check's answer decides: a GPU stack with no visible GPU is a finding and exit 1; a CPU stack is
+    fine (the check runs in the venv; here a fake interpreter answers as TensorFlow would on a machine with no GPU)."""
+    from stackresolve.install.run import InstallReport, _verify
+    from stackresolve.install.target import InstallTarget
+    from stackresolve.model.enums import Framework
+
+    answer = {"framework": "tensorflow", "python": "3.11.7", "version": "2.15.1", "cuda": "12.2", "cudnn": "8",
+              "gpus": [], "error": None}
+
+    def runner(argv, timeout):
+        return 0, "some warning\nstackresolve-import-check:" + json.dumps(answer) + "\n", ""
+
+    for gpu, findings in ((True, 1), (False, 0)):
+        target = InstallTarget("tensorflow[and-cuda]==2.15.1", (), (), ("3.11",), Os.LINUX, Framework.TENSORFLOW, gpu)
+        report = InstallReport(target, tmp_path)
+        _verify(report, runner, tmp_path / "bin" / "python", None, lambda _m: None)
+        assert len(report.findings) == findings
+        if gpu:
+            assert "imports but sees no GPU; this is a GPU plan" in report.findings[0]
+
+
+def test_a_system_cuda_stack_that_fails_to_load_says_where_cuda_comes_from(tmp_path):
+    """tensorflow-gpu 1.15 loads CUDA 10.0 and cuDNN 7 from the system (TensorFlow's tested builds table): a failed
+    import after a pip install names them and the formats that install them."""
+    from stackresolve.install.run import InstallReport, _verify
+    from stackresolve.install.target import read_target
+
+    lock = tmp_path / "tf115.lock"
+    subprocess.run([*CLI, "plan", "--no-detect", "--tf", "1.15", "--gpu", "GTX 1080", "--os", "linux", "--format",
+                    "lock", "-o", str(lock)], check=True, capture_output=True, timeout=120)
+    target = read_target(lock.read_text(), str(lock), None, Os.LINUX)
+    assert target.system_cuda == "CUDA 10.0 and cuDNN 7.6.5"
+    answer = {"framework": "tensorflow", "version": None, "gpus": [],
+              "error": "ImportError: libcudart.so.10.0: cannot open shared object file: No such file or directory"}
+
+    def runner(argv, timeout):
+        return 0, "stackresolve-import-check:" + json.dumps(answer) + "\n", ""
+
+    report = InstallReport(target, tmp_path)
+    _verify(report, runner, tmp_path / "bin" / "python", None, lambda _m: None)
+    assert report.findings == [
+        "TensorFlow does not import: ImportError: libcudart.so.10.0: cannot open shared object file: No such file or "
+        "directory; this stack loads CUDA 10.0 and cuDNN 7.6.5 from the system, which pip does not install: install "
+        "them with the plan's --format apt (Ubuntu), conda or powershell (Windows)"]

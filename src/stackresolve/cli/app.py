@@ -185,6 +185,25 @@ def detect_machine(no_detect: bool = False, python_exe: Optional[str] = None, gp
                  gpu_lookup=lambda name: knowledge().find_gpu(name), pci_table=nvidia_pci_ids)
 
 
+def progress_reporter(stream=None):
+    """A `progress(message)` for the steps that wait on the network or on an installer: a line on stderr with the
+    time so far when stderr is a terminal, nothing otherwise (logs and pipes stay clean)."""
+    stream = stream or sys.stderr
+    if not stream.isatty():
+        return lambda _message: None
+    import time
+
+    started = time.monotonic()
+
+    def show(message: str) -> None:
+        from stackresolve.emit.header import one_line as printable  # no control character reaches the terminal
+
+        stream.write(f"stackresolve: [{time.monotonic() - started:5.1f} s] {one_line(printable(message))} ...\n")
+        stream.flush()
+
+    return show
+
+
 def choice(value: str, allowed: tuple[str, ...], flag: str) -> str:
     if value not in allowed:
         from difflib import get_close_matches

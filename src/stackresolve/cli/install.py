@@ -6,7 +6,8 @@ from typing import List, Optional
 
 import typer
 
-from stackresolve.cli.app import Exit, command_app, detect_machine, fail, knowledge, output, read_input
+from stackresolve.cli.app import (Exit, command_app, detect_machine, fail, knowledge, output, progress_reporter,
+                                  read_input)
 
 LOCK_LIMIT = 16 * 1024 * 1024  # a full lock of a CUDA stack with hashes is a few hundred kilobytes
 
@@ -73,7 +74,7 @@ def install(
         from stackresolve.detect.runner import SubprocessRunner
 
         report = run_install(target, options, runner=SubprocessRunner(max_output=64 << 20), uv=uv,
-                             check=_checker(kb, target, lock), progress=_progress())
+                             check=_checker(kb, target, lock), progress=progress_reporter())
     except InputError as exc:
         fail(str(exc))
     except InstallFailed as exc:
@@ -144,23 +145,6 @@ def _checker(kb, target, lock):
         return result.matches, tuple(line.strip() for line in check_text(lock, result).splitlines()[1:])
 
     return run
-
-
-def _progress():
-    """Step lines on stderr when it is a terminal; nothing otherwise."""
-    if not sys.stderr.isatty():
-        return lambda _message: None
-    import time
-
-    started = time.monotonic()
-
-    def show(message: str) -> None:
-        from stackresolve.emit.header import one_line
-
-        sys.stderr.write(f"stackresolve: [{time.monotonic() - started:5.1f} s] {one_line(message)} ...\n")
-        sys.stderr.flush()
-
-    return show
 
 
 @export_app.command()

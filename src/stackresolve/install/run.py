@@ -318,15 +318,24 @@ def _verify(report: InstallReport, runner, python: Path, check, progress) -> Non
         if not isinstance(report.imported, dict):
             report.findings.append(f"the import check printed no result ({_tail(out)[-1:] or 'no output'})")
         elif report.imported.get("error"):
-            report.findings.append(f"{target.framework.display} does not import: {report.imported['error']}")
+            report.findings.append(f"{target.framework.display} does not import: {report.imported['error']}"
+                                   + _system_cuda_hint(target))
         elif target.gpu and not report.imported.get("gpus"):
             report.findings.append(f"{target.framework.display} imports but sees no GPU; this is a GPU plan (is the "
-                                   f"driver loaded? `stackresolve doctor --python-exe {python}` says why)")
+                                   f"driver loaded? `stackresolve doctor --python-exe {python}` says why)"
+                                   + _system_cuda_hint(target))
     if check is not None:
         progress("checking the venv against the lock")
         report.check_ok, report.check_lines = check(str(python))
         if not report.check_ok:
             report.findings.append("check: the venv does not match the lock")
+
+
+def _system_cuda_hint(target: InstallTarget) -> str:
+    if not target.system_cuda:
+        return ""
+    return (f"; this stack loads {target.system_cuda} from the system, which pip does not install: install them "
+            f"with the plan's --format apt (Ubuntu), conda or powershell (Windows)")
 
 
 def render_text(report: InstallReport) -> str:

@@ -54,6 +54,15 @@ class InstallTarget:
         return bool(self.file_kind)
 
     @property
+    def system_cuda(self) -> str:
+        """"CUDA 10.0 and cuDNN 7.6.5" when the stack loads them from the system (pip does not install them)."""
+        from stackresolve.model.enums import Delivery
+
+        if self.lock is None or self.lock.delivery is not Delivery.SYSTEM:
+            return ""
+        return f"CUDA {self.lock.cuda} and cuDNN {self.lock.cudnn_installs}"
+
+    @property
     def python_range(self) -> str:
         ordered = sorted(self.pythons, key=Version)
         return ordered[0] if len(ordered) == 1 else f"{ordered[0]} - {ordered[-1]}"
