@@ -218,6 +218,12 @@ def test_pytorch_on_pascal_470_and_ada_550_is_one_cu118_stack():
     assert {g["name"] for g in doc["fleet"]["groups"]} == set(stacks[0]["groups"])
     assert all(g["support"] == "native" for g in doc["fleet"]["groups"])
     assert doc["fleet"]["excluded"] == []
+    # one request over both groups: each GPU with its own machines' driver (the RTX 4090 is checked against 550,
+    # not the 470 that decides the CUDA: Ada needs >= 520.61.05), the lowest driver for the stack
+    request = stacks[0]["request"]
+    assert request["driver"] == "470.82.01"
+    assert {(g["compute_capability"], g["driver"]) for g in request["gpus"]} == {("6.1", "470.82.01"),
+                                                                                 ("8.9", "550.54.15")}
 
 
 def test_jax_on_a100_550_and_h100_580_is_jax_cuda12_for_both():
