@@ -873,7 +873,7 @@ GPU_CATEGORIES = (
 
 # Categories whose fix is on the machine itself (reboot, load the driver, start the container with the GPU), not
 # another stack: explain plans none for them.
-NOT_FIXED_BY_A_STACK = ("driver-not-loaded",)
+NOT_FIXED_BY_A_STACK = ("driver-not-loaded", "nccl-failure")
 
 
 def _single(values: Sequence[str]) -> str | None:
