@@ -78,7 +78,9 @@ def wording_misses(report: dict, fix: str) -> list[str]:
     """What the fix says that it may not say, for this report's log."""
     setup = report["setup"]
     out = []
-    if not setup.get("tf") and "tensorflow" not in setup.get("framework", "").lower() and (word := TF_WORDS.search(fix)):
+    not_tensorflow = not setup.get("tf") and "tensorflow" not in setup.get("framework", "").lower()
+    # the first reports were all TensorFlow's (no `framework` in their setup); later ones say whose they are
+    if not_tensorflow and ("framework" in setup or report.get("batch")) and (word := TF_WORDS.search(fix)):
         out.append(f"TensorFlow wording in the fix of a {setup.get('framework') or 'non-TensorFlow'} log: "
                    f"{word.group(0)!r}")
     if report.get("log_os") == "linux" and (word := WINDOWS_WORDS.search(fix)):
@@ -109,8 +111,7 @@ def misses(report: dict) -> list[str]:
     for word in report.get("fix_mentions", ()):
         if word.lower() not in top.fix.lower():
             out.append(f"the fix does not name {word!r}")
-    if report.get("batch"):
-        out.extend(wording_misses(report, top.fix))
+    out.extend(wording_misses(report, top.fix))
     request = request_of(explanation, report.get("flags", {}))
     for key, value in report.get("request", {}).items():
         got = request.get(key)

@@ -581,6 +581,15 @@ def _render(template: str, values: dict[str, str], *, strict: bool = False) -> s
     return None if strict and missing else out
 
 
+def _render_first(alternatives: Sequence[str], values: dict[str, str]) -> str:
+    """The first alternative whose placeholders all have a value (or a default); the last one otherwise."""
+    for text in alternatives[:-1]:
+        rendered = _render(text, values, strict=True)
+        if rendered is not None:
+            return rendered
+    return _render(alternatives[-1], values) or ""
+
+
 def _order_causes(error: KnownError, scan: _Text) -> list[Cause]:
     """Causes whose `when` is in the text first, then the unconditional ones, then those with an
     unmatched `when`, and last those whose `unless` is in the text; file order within each."""
@@ -634,7 +643,10 @@ def _match_error(
     scan: _Text,
     versions_seen: dict[str, tuple[str, ...]],
     libraries: Sequence[LibraryName],
+    framework: str | None = None,
 ) -> Match | None:
+    """The record's match in the text, its texts filled in; `framework` is the log's (when known), which
+    picks the fix worded for it (with the OS the text shows)."""
     found_matches = list(scan.finditer(error.regex))
     if not found_matches:
         return None
@@ -675,7 +687,9 @@ def _match_error(
             values.setdefault(name.split("__", 1)[0], value)
     values.update(_seen_values(versions_seen))
     named = frameworks_seen(versions_seen)
-    if len(named) == 1:
+    if framework in FRAMEWORK_NAMES:
+        values["framework_name"] = FRAMEWORK_NAMES[framework]
+    elif len(named) == 1:
         values["framework_name"] = FRAMEWORK_NAMES[named[0]]
     for role, known in (("wanted", wanted), ("found", found)):
         for component, value in known.items():
@@ -703,7 +717,8 @@ def _match_error(
         meaning=_render(error.meaning, values) or "",
         cause=_render(chosen.text, values) or "",
         causes=tuple(_render(c.text, values) or "" for c in causes),
-        fix=_render(chosen.fix or error.fix, values) or "",
+        fix=_render(chosen.fix, values) if chosen.fix else
+        _render_first(error.fix_in(framework or _framework_key(error, named), _single_os(versions_seen)), values),
         source=error.source,
         evidence=evidence,
         line=line,
@@ -714,6 +729,21 @@ def _match_error(
         framework=error.framework,
         spans=tuple((m.start(), m.end()) for m in found_matches),
     )
+
+
+def _framework_key(error: KnownError, named: Sequence[str]) -> str | None:
+    """Whose fix a record gives when the caller does not know the log's framework: the record's own
+    framework, else the one framework the text shows, else "other" (a text that shows none)."""
+    if error.framework in FRAMEWORK_NAMES:
+        return error.framework
+    if len(named) == 1:
+        return named[0]
+    return "other" if not named else None
+
+
+def _single_os(versions_seen: dict[str, tuple[str, ...]]) -> str | None:
+    values = [v for v in versions_seen.get("os", ()) if "|" not in v]
+    return values[0] if len(values) == 1 else None
 
 
 def explain_text(
@@ -746,9 +776,15 @@ def explain_text(
 
     scan = _Text(_clean(text))
     versions_seen = _extract(scan, version_hints, libs)
-    matches = [m for e in known if (m := _match_error(e, scan, versions_seen, libs)) is not None]
-    matches = [m for m in matches if not any(m.covered_by(other) for other in matches)]
-    matches.sort(key=lambda m: (SEVERITIES.index(m.severity), m.rank, m.line, m.code))
+    found = [(e, m) for e in known if (m := _match_error(e, scan, versions_seen, libs)) is not None]
+    found = [(e, m) for e, m in found if not any(m.covered_by(other) for _, other in found)]
+    found.sort(key=lambda pair: (SEVERITIES.index(pair[1].severity), pair[1].rank, pair[1].line, pair[1].code))
+    first = Explanation(matches=tuple(m for _, m in found), versions_seen=versions_seen)
+    framework = log_framework(first)
+    if framework is None:
+        return first
+    # the log's framework is known (a message only it prints, or its paths): every text in its words
+    matches = [_match_error(e, scan, versions_seen, libs, framework) or m for e, m in found]
     return Explanation(matches=tuple(matches), versions_seen=versions_seen)
 
 
