@@ -60,7 +60,7 @@ def request_of(explanation, flags: dict) -> dict:
     errors, kb = _knowledge()
     if hasattr(explain, "fix_request"):
         overrides = explain.FixOverrides(**flags) if flags else None
-        return explain.fix_request(explanation, kb.tested_builds, overrides, kb.compiled_archs).to_json_dict()
+        return explain.fix_request(explanation, kb, overrides).to_json_dict()
     requested = explain.requested_stack(explanation)  # before FixRequest existed: no flags, no tested builds
     for key, value in flags.items():
         requested.setdefault(key, value)

@@ -71,7 +71,7 @@ def explain(
         fail(str(exc))
     except KnowledgeError as exc:
         fail(f"broken knowledge base: {exc}", Exit.FAILED)
-    fix = fix_request(explanation, kb.tested_builds, overrides, kb.compiled_archs)
+    fix = fix_request(explanation, kb, overrides)
     top = explanation.problems[0].category if explanation.problems else None
     planned = explanation.has_problem and top not in NOT_FIXED_BY_A_STACK
     resolution, narrowed = fix_resolution(kb, fix, no_detect, top) if planned else (None, "")

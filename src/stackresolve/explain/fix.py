@@ -7,42 +7,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Protocol, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from stackresolve.explain.match import Explanation, log_framework
-from stackresolve.explain.versions import _add, _dedupe_versions, _line_of_version, _version
+from stackresolve.explain.versions import _add, _dedupe_versions, _version
 from stackresolve.knowledge.errors import FRAMEWORK_NAMES
+from stackresolve.knowledge.rules import version_wanted_fits
 
-
-class TestedBuildRecord(Protocol):
-    """One row of TensorFlow's tested-build tables (stackresolve.knowledge.model.TestedBuild fits)."""
-
-    __test__ = False  # not a pytest test class despite the name
-
-    @property
-    def line(self) -> str: ...  # "2.9"
-
-    @property
-    def os(self) -> str: ...  # linux | windows | macos
-
-    @property
-    def cuda(self) -> str: ...  # "11.2", "10" (as printed), "" for a CPU row
-
-    @property
-    def cudnn(self) -> str: ...  # "8.1", "7", "" for a CPU row
-
-
-class CompiledArchRecord(Protocol):
-    """The CUDA code in a line's wheels (stackresolve.knowledge.model.CompiledArch fits)."""
-
-    @property
-    def line(self) -> str: ...
-
-    @property
-    def sass(self) -> tuple[str, ...]: ...
-
-    @property
-    def os(self) -> str: ...  # "" for the line's record, "windows"/"linux" for an OS's exception
+if TYPE_CHECKING:  # pragma: no cover
+    from stackresolve.knowledge.base import KnowledgeBase
 
 
 @dataclass(frozen=True)
@@ -150,62 +123,9 @@ def _line_key(line: str) -> tuple[int, ...]:
     return parsed.release if parsed is not None else (0,)
 
 
-def _fits(tested: str, wanted: str, component: str) -> bool:
-    """Does a tested-build value ("11.2", "10" as printed, cuDNN "7" = any 7.x) satisfy what the text
-    wants ("11.x", "10.0", cuDNN "8" = major 8, "8.1.0")?"""
-    if not tested or not wanted:
-        return False
-    if "|" in wanted:
-        return any(_fits(tested, w, component) for w in wanted.split("|"))
-    if "." not in tested:  # the table prints a bare major: CUDA "10" is 10.0, cuDNN "7" is any 7.x
-        tested = f"{tested}.0" if component == "cuda" else f"{tested}.x"
-    if component == "cudnn" and "." not in wanted:  # a library name carries only cuDNN's major
-        wanted = f"{wanted}.x"
-    if wanted.endswith(".x") or tested.endswith(".x"):
-        a = wanted[:-2] if wanted.endswith(".x") else wanted
-        b = tested[:-2] if tested.endswith(".x") else tested
-        return a.split(".")[0] == b.split(".")[0]
-    spec, version = _line_of_version(tested), _version(wanted)
-    if spec is not None and version is not None and version in spec:
-        return True
-    spec, version = _line_of_version(wanted), _version(tested)
-    return bool(spec is not None and version is not None and version in spec)
-
-
 def _printed(value: str, component: str) -> str:
     """A tested-build value as a version: CUDA "10" is 10.0."""
     return f"{value}.0" if component == "cuda" and value and "." not in value else value
-
-
-def _row_for(builds: Sequence[TestedBuildRecord], line: str, os_name: str, *, gpu: bool = True) -> TestedBuildRecord | None:
-    rows = [b for b in builds if b.line == line and b.os == os_name and bool(b.cuda) == gpu]
-    if not rows:
-        return None
-    return min(rows, key=lambda b: _line_key(getattr(b, "version", b.line)))
-
-
-def _sass_covers(sass: Iterable[str], cc: str) -> bool:
-    """Machine code for X.Y runs on X.Z with Z >= Y (same major)."""
-    gpu = _line_key(cc)
-    return any(_line_key(s)[:1] == gpu[:1] and _line_key(s) <= gpu for s in sass)
-
-
-def _arch_for(archs: Sequence[CompiledArchRecord], line: str, os_name: str | None) -> CompiledArchRecord | None:
-    wheel_os = "windows" if os_name == "windows" else "linux"
-    exceptions = [a for a in archs if a.line == line and a.os == wheel_os and not getattr(a, "versions", ())]
-    if exceptions:
-        return exceptions[0]
-    return next((a for a in archs if a.line == line and not a.os), None)
-
-
-def _lines_with_code(archs: Sequence[CompiledArchRecord], cc: str, os_name: str | None) -> list[str]:
-    lines = sorted({a.line for a in archs}, key=_line_key)
-    out = []
-    for line in lines:
-        arch = _arch_for(archs, line, os_name)
-        if arch is not None and _sass_covers(arch.sass, cc):
-            out.append(line)
-    return out
 
 
 def _span(lines: Sequence[str]) -> str:
@@ -214,9 +134,8 @@ def _span(lines: Sequence[str]) -> str:
 
 def fix_request(
     explanation: Explanation,
-    tested_builds: Sequence[TestedBuildRecord] = (),
+    kb: "KnowledgeBase | None" = None,
     overrides: FixOverrides | None = None,
-    compiled_archs: Sequence[CompiledArchRecord] = (),
 ) -> FixRequest:
     """The request a fix plan must satisfy, from everything the text says.
 
@@ -224,12 +143,12 @@ def fix_request(
       "TensorFlow version: 2.9.1" line, "python3.6" in a path, a Windows path or DLL name (OS), the
       nvidia-smi banner (driver, GPU), the compute capability TensorFlow printed.
     - With a TensorFlow version, CUDA and cuDNN are those of TensorFlow's tested build for it on that
-      OS (`tested_builds`: records with line, os, cuda, cudnn; the knowledge base's TestedBuild fits).
+      OS (the knowledge base's tested-build table; without `kb` the log alone).
       Without one, the library file names narrow it: `tf_candidates` are the lines whose tested build
       loads them (cudart64_110.dll + cudnn64_8.dll on Windows: 2.4-2.10).
     - "No kernel image" (no machine code for the GPU): the TensorFlow to use is the first line, from
-      the user's on, whose wheels carry machine code for the GPU (`compiled_archs`: records with line,
-      sass, os).
+      the user's on, whose wheels carry machine code for the GPU (the knowledge base's compiled
+      architectures, judged by knowledge.rules.classify_support).
     - `overrides` (--tf/--gpu/--driver/--os) fill what the log leaves out; where both speak the flag
       wins and the evidence says so.
     """
@@ -288,15 +207,16 @@ def fix_request(
 
     lib_cuda, lib_cudnn = wanted("cuda"), wanted("cudnn")
     gpu_problem = any(m.category in GPU_CATEGORIES for m in problems) or bool(lib_cuda or lib_cudnn)
+    tested_builds = kb.tested_builds if kb is not None else ()
     gpu_rows = [b for b in tested_builds if b.cuda]
     row_os = os_name if os_name in ("linux", "windows", "macos") else "linux"
 
-    def rows_fitting(rows: Iterable[TestedBuildRecord]) -> list[TestedBuildRecord]:
+    def rows_fitting(rows: Iterable) -> list:
         out = []
         for b in rows:
-            if lib_cuda and not _fits(b.cuda, lib_cuda, "cuda"):
+            if lib_cuda and not version_wanted_fits(b.cuda, lib_cuda, "cuda"):
                 continue
-            if lib_cudnn and not _fits(b.cudnn, lib_cudnn, "cudnn"):
+            if lib_cudnn and not version_wanted_fits(b.cudnn, lib_cudnn, "cudnn"):
                 continue
             out.append(b)
         return out
@@ -330,8 +250,8 @@ def fix_request(
     tf_changed = False
     cc_values = [m.found["cc"] for m in explanation.matches if "cc" in m.found] or list(seen.get("cc", ()))
     cc = _single(tuple(dict.fromkeys(cc_values)))
-    if tf_world and top is not None and top.category in ("no-kernel-for-gpu", "ptx-jit-slow") and cc and compiled_archs:
-        with_code = _lines_with_code(compiled_archs, cc, os_name)
+    if tf_world and top is not None and top.category in ("no-kernel-for-gpu", "ptx-jit-slow") and cc and kb is not None:
+        with_code = kb.lines_with_native_code(cc, os_name or "linux")
         user_line = _major_minor(tf) if tf else (candidates[-1] if candidates else None)
         choice = None
         if with_code:
@@ -363,15 +283,15 @@ def fix_request(
     cuda = cudnn = None
     if tf and gpu_problem:
         line = _major_minor(tf)
-        row = _row_for(tested_builds, line, row_os)
+        row = kb.tested_build(line, row_os, gpu=True) if kb is not None else None
         if row is not None:
             row_cuda, row_cudnn = _printed(row.cuda, "cuda"), row.cudnn
             cuda, cudnn = row_cuda, row_cudnn
-            if lib_cuda and not tf_changed and not _fits(row.cuda, lib_cuda, "cuda"):
+            if lib_cuda and not tf_changed and not version_wanted_fits(row.cuda, lib_cuda, "cuda"):
                 cuda = lib_cuda
                 evidence.append(f"the libraries want CUDA {lib_cuda.replace('|', ' or ')}, not the CUDA {row_cuda} "
                                 f"of TensorFlow {line}'s tested build: not a stock build; the fix follows the libraries")
-            if lib_cudnn and not tf_changed and not _fits(row.cudnn, lib_cudnn, "cudnn"):
+            if lib_cudnn and not tf_changed and not version_wanted_fits(row.cudnn, lib_cudnn, "cudnn"):
                 cudnn = lib_cudnn
             evidence.append(f"TensorFlow {line} on {row_os}: tested build with CUDA {row_cuda} and cuDNN {row_cudnn}")
         elif tested_builds and row_os == "windows" and _line_key(line) > (2, 10):
@@ -391,11 +311,11 @@ def fix_request(
         cudnn = lib_cudnn
     # a message that names the exact cuDNN the build was compiled with (8.1.0) is more precise than
     # the tested-build table (8.1)
-    if cudnn and lib_cudnn and "|" not in lib_cudnn and not tf_changed and _fits(cudnn, lib_cudnn, "cudnn") \
+    if cudnn and lib_cudnn and "|" not in lib_cudnn and not tf_changed and version_wanted_fits(cudnn, lib_cudnn, "cudnn") \
             and len(lib_cudnn.split(".")) > len(cudnn.split(".")):
         cudnn = lib_cudnn
     installed = _single(seen.get("cuda", ()))
-    if installed and cuda and gpu_problem and not _fits(cuda, installed, "cuda"):
+    if installed and cuda and gpu_problem and not version_wanted_fits(cuda, installed, "cuda"):
         evidence.append(f"the log shows CUDA {installed} installed; the fix wants CUDA {cuda.replace('|', ' or ')}")
     tensorrt = wanted("tensorrt")
     if tensorrt and "|" in tensorrt:
@@ -543,11 +463,10 @@ def _framework_version(seen: dict[str, tuple[str, ...]], explanation: Explanatio
 
 def requested_stack(
     explanation: Explanation,
-    tested_builds: Sequence[TestedBuildRecord] = (),
+    kb: "KnowledgeBase | None" = None,
     overrides: FixOverrides | None = None,
-    compiled_archs: Sequence[CompiledArchRecord] = (),
 ) -> dict:
     """The "requested" object of the explain JSON: `fix_request(...)` as a dict of the fields that
     have a value (tf, tf_candidates, os, python, cuda, cudnn, tensorrt, compute_capability, driver,
     gpu, pins, evidence)."""
-    return fix_request(explanation, tested_builds, overrides, compiled_archs).to_json_dict()
+    return fix_request(explanation, kb, overrides).to_json_dict()
