@@ -57,7 +57,8 @@ def test_sm120_log_gets_a_torch_with_sm120_code(kb):
     assert doc["fix_plan"]["request"]["gpus"][0]["compute_capability"] == "12.0"
     assert "12.0" in stack["compiled_arch"]["sass"]
     text = explain("leggedlab-26-torch-sm120-rtx5090.log").stdout
-    assert f"Install plan: stackresolve plan --torch {version} --gpu-cc 12.0 --os linux" in text
+    # the GPU in the user's terms: the model the log names (the knowledge base gives it compute capability 12.0)
+    assert f"Install plan: stackresolve plan --torch {version} --gpu 'NVIDIA GeForce RTX 5090' --os linux" in text
 
 
 def test_sm120_log_keeps_the_logs_python(kb):
@@ -148,3 +149,31 @@ def test_a_gpu_problem_is_planned_for_a_gpu_on_a_host_without_one(monkeypatch):
     result = CliRunner().invoke(app, ["explain", "--file", str(CORPUS / "af-sfmlearner-39-torch-no-nvidia-driver-"
                                                                          "cpu.log"), "--format", "json"])
     assert json.loads(result.stdout)["fix_plan"]["stack"]["cuda"] is None
+
+
+# -- the fix is `plan`'s stack for the same machine ----------------------------------------------------------
+SAME_MACHINE = [
+    "tf-57103-cudart64_110-tf2.9.1-windows.log",  # TensorFlow's release from the log, Windows
+    "leggedlab-26-torch-sm120-rtx5090.log",  # PyTorch, a GPU named by the log
+    "gpt-sovits-83-torch-driver-too-old-11040.log",  # PyTorch on the driver the log implies
+    "jax-15268-cudnn-8.5.0-vs-8.6.0.log",  # JAX
+]
+
+
+@pytest.mark.parametrize("log", SAME_MACHINE)
+def test_explains_fix_is_the_stack_plan_gives_for_the_same_machine(log):
+    doc = plan_json(log)
+    fix = doc["fix_plan"]
+    text = explain(log).stdout
+    command = next(line for line in text.splitlines() if line.startswith("Install plan: stackresolve plan "))
+    args = command.removeprefix("Install plan: stackresolve ").split(" --format ")[0]
+    import shlex
+
+    planned = CliRunner().invoke(app, [*shlex.split(args), "--no-detect", "--format", "json"])
+    assert planned.exit_code in (0, 1), planned.output
+    stack = json.loads(planned.stdout)["stack"]
+    for key in ("framework", "cuda", "cudnn", "python"):
+        mine, plans = dict(fix["stack"][key] or {}), dict(stack[key] or {})
+        mine.pop("why", None), plans.pop("why", None)  # the words name what was asked ('latest', '2.9.1')
+        assert mine == plans, (key, args)
+    assert fix["stack"]["driver"]["min"] == stack["driver"]["min"]
