@@ -13,7 +13,6 @@ import copy
 import json
 import subprocess
 import sys
-import time
 from dataclasses import FrozenInstanceError, dataclass
 from pathlib import Path
 
@@ -314,14 +313,7 @@ def test_a_padded_log_explains_like_the_log_itself(errors):
     assert big.versions_seen == small.versions_seen
 
 
-def test_a_five_megabyte_log_takes_well_under_a_second(errors):
-    text = _padded(_fixture_logs(), 5_000_000)
-    explain_text(text, errors)  # warm the per-pattern caches
-    started = time.process_time()
-    explanation = explain_text(text, errors)
-    elapsed = time.process_time() - started
-    assert explanation.has_problem
-    assert elapsed < 1.0, f"{elapsed:.2f} s of CPU for a 5 MB log"
+# The time an 8 MiB log takes is a budget of scripts/bench.py (timed tests fail under load).
 
 
 def test_needles_are_literals_every_match_contains():

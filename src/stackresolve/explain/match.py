@@ -190,7 +190,6 @@ def _match_error(
     found_matches = list(scan.finditer(error.regex))
     if not found_matches:
         return None
-    text = scan.text
     groups: dict[str, str] = {}
     libs: list[str] = []
     for m in found_matches:
@@ -247,7 +246,7 @@ def _match_error(
 
     causes = _order_causes(error, scan)
     chosen = causes[0]
-    evidence, line = _line_of(text, found_matches[0].start())
+    evidence, line = _line_of(scan, found_matches[0].start())
     return Match(
         code=error.code,
         category=error.category,

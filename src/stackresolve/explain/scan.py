@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from bisect import bisect_right
+from itertools import accumulate
 from typing import Iterable, Iterator, Sequence
 
 from stackresolve.knowledge.errors import cached_regex
 
 _EVIDENCE_MAX = 240  # characters of a matched line shown as evidence
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 
 
 # Compiled on first use (see cached_regex): importing this module compiles nothing.
@@ -80,6 +83,17 @@ def _spellings(items, parser) -> frozenset[str] | None:
     return out
 
 
+def _prefix_spellings(items, parser) -> frozenset[str] | None:
+    """The spellings of the longest spellable beginning of a sequence (None when it starts with no literal)."""
+    out: frozenset[str] | None = None
+    for index in range(1, len(items) + 1):
+        spellings = _spellings(items[:index], parser)
+        if spellings is None:
+            break
+        out = spellings
+    return out if out and min(map(len, out)) > 0 else None
+
+
 def _required_literals(items, parser) -> frozenset[str] | None:
     """The best set of literal strings one of which every match of the parsed sequence contains."""
     best: frozenset[str] | None = None
@@ -107,6 +121,13 @@ def _required_literals(items, parser) -> frozenset[str] | None:
             flush()
             run = spellings
             continue
+        if op is parser.SUBPATTERN:  # the run goes on into the group's spellable beginning ("python 3." of
+            # python ?(?P<v>[23]\.\d+)): a longer literal, so a rarer one
+            head = _prefix_spellings(list(av[-1]), parser)
+            if head:
+                extended = frozenset(a + b for a in run for b in head)
+                if len(extended) <= _MAX_SPELLINGS:
+                    consider(extended)
         flush()
         if op is parser.SUBPATTERN:
             consider(_required_literals(list(av[-1]), parser))
@@ -180,12 +201,18 @@ def _common_substring(strings: Iterable[str]) -> str:
 
 class _Text:
     """A cleaned text with the look-ups that make searching it fast: its lower-cased copy (made once,
-    when a case-insensitive pattern needs it) and the positions of the literals patterns need."""
+    when a case-insensitive pattern needs it) and the positions of the literals patterns need.
+
+    A long log repeats itself: progress lines, per-step lines that differ in their numbers only. The literals
+    are looked for in the distinct line shapes (the lines lower-cased, every digit read as 0), each found once
+    however often its lines repeat, and stand for every line of that shape: a superset of the lines that hold
+    the literal, which the regular expression then checks."""
 
     def __init__(self, text: str) -> None:
         self.text = text
         self._lower: str | None = None
-        self._hits: dict[tuple[str, bool], list[int] | None] = {}
+        self._hits: dict[bytes, list[int] | None] = {}
+        self._shapes: tuple[str, list[int], list[list[int]], list[int]] | None = None
 
     @property
     def lower(self) -> str:
@@ -195,21 +222,62 @@ class _Text:
             self._lower = lowered if len(lowered) == len(self.text) else self.text
         return self._lower
 
+    def _line_shapes(self) -> tuple[bytes, list[int], list[list[int]], list[int]]:
+        """(the distinct shapes joined by newlines, where each starts there, the lines of each shape, where
+        each line starts in the text). Shapes are UTF-8 bytes, lower-cased and their digits read as 0 by bytes'
+        own table look-ups in C (a str copy of a log with one non-ASCII character takes 4 bytes a character);
+        a newline byte is a newline in UTF-8."""
+        if self._shapes is None:
+            encoded = self.text.encode("utf-8", "surrogatepass").lower().translate(_DIGITS_AS_ZERO)
+            ascii_only = len(encoded) == len(self.text)  # then a byte offset is a character offset
+            lines = encoded.split(b"\n")
+            del encoded
+            lengths = (len(line) for line in lines) if ascii_only else \
+                (len(line.decode("utf-8", "surrogatepass")) for line in lines)
+            starts = [0, *accumulate(length + 1 for length in lengths)][:len(lines)]
+            groups: dict[bytes, list[int]] = {}
+            for number, line in enumerate(lines):
+                groups.setdefault(line, []).append(number)
+            del lines
+            shapes = list(groups)
+            at = [0, *accumulate(len(shape) + 1 for shape in shapes[:-1])]
+            self._shapes = (b"\n".join(shapes), at, list(groups.values()), starts)
+        return self._shapes
+
+    def line_number(self, pos: int) -> int:
+        """The 1-based line of a position."""
+        return bisect_right(self._line_shapes()[3], pos)
+
     def _positions(self, needle: str, ignore_case: bool) -> list[int] | None:
-        """Where `needle` occurs (at most _MAX_HITS + 1 positions; None: more than that)."""
-        key = (needle, ignore_case)
+        """Where the lines holding `needle` start (at most _MAX_HITS + 1 lines; None: more than that). Lower-case
+        and digits read as 0 whatever the pattern's case: a superset of the lines, which the pattern checks."""
+        key = needle.lower().encode("utf-8", "surrogatepass").translate(_DIGITS_AS_ZERO)
         if key not in self._hits:
-            haystack = self.lower if ignore_case else self.text
-            found: list[int] | None = []
-            i = haystack.find(needle)
+            if b"\n" in key or not key.isascii():  # the shapes lower-case ASCII letters only
+                self._hits[key] = self._plain_positions(needle, ignore_case)
+                return self._hits[key]
+            joined, at, groups, starts = self._line_shapes()
+            lines: set[int] = set()
+            i = joined.find(key)
             while i != -1:
-                found.append(i)  # type: ignore[union-attr]
-                if len(found) > _MAX_HITS:  # type: ignore[arg-type]
-                    found = None
+                shape = bisect_right(at, i) - 1
+                lines.update(groups[shape])
+                if len(lines) > _MAX_HITS:
                     break
-                i = haystack.find(needle, i + 1)
-            self._hits[key] = found
+                i = joined.find(key, at[shape + 1] if shape + 1 < len(at) else len(joined))
+            self._hits[key] = None if len(lines) > _MAX_HITS else [starts[n] for n in lines]
         return self._hits[key]
+
+    def _plain_positions(self, needle: str, ignore_case: bool) -> list[int] | None:
+        haystack = self.lower if ignore_case else self.text
+        found: list[int] = []
+        i = haystack.find(needle)
+        while i != -1:
+            found.append(i)
+            if len(found) > _MAX_HITS:
+                return None
+            i = haystack.find(needle, i + 1)
+        return found
 
     def _all_positions(self, needles: Sequence[str], ignore_case: bool) -> list[int] | None:
         positions: list[int] = []
@@ -277,10 +345,11 @@ def _clean(text: str) -> str:
     return text
 
 
-def _line_of(text: str, pos: int) -> tuple[str, int]:
+def _line_of(scan: _Text, pos: int) -> tuple[str, int]:
+    text = scan.text
     start = text.rfind("\n", 0, pos) + 1
     end = text.find("\n", pos)
     line = text[start : end if end != -1 else len(text)].strip()
     if len(line) > _EVIDENCE_MAX:
         line = line[: _EVIDENCE_MAX - 3] + "..."
-    return line, text.count("\n", 0, pos) + 1
+    return line, scan.line_number(pos)
