@@ -81,3 +81,14 @@ def test_a_localized_dlerror_of_a_cudnn_dependency_names_the_dependency():
     text = f"Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: {FRENCH_DLERROR}"
     top = explain_text(text, error_knowledge()).problems[0]
     assert top.code == "cudnn-dependency-missing" and "libnvrtc.so" in top.fix
+
+
+def test_a_container_requirement_names_the_driver_its_cuda_needs():
+    # CUDA 10.2's minimum drivers, NVIDIA's CUDA 10.2 release notes (Table 2): 440.33 Linux, 441.22 Windows
+    text = "stderr: nvidia-container-cli: requirement error: unsatisfied condition: cuda>=10.2, please update " \
+           "your driver to a newer version, or use an earlier cuda container: unknown"
+    top = explain_text(text, error_knowledge()).problems[0]
+    assert top.code == "container-requires-newer-driver" and top.wanted["cuda"] == "10.2"
+    assert "440.33 (Linux) / 441.22 (Windows)" in top.fix  # the log shows no OS: both
+    linux = explain_text(text + "\nii  nvidia-driver-390 390.48-0ubuntu3 amd64 NVIDIA driver", error_knowledge())
+    assert "440.33 or newer" in linux.problems[0].fix and "Windows" not in linux.problems[0].fix

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 from stackresolve.explain.scan import _Text, _clean, _line_of
 from stackresolve.explain.versions import (
@@ -184,6 +184,7 @@ def _match_error(
     versions_seen: dict[str, tuple[str, ...]],
     libraries: Sequence[LibraryName],
     framework: str | None = None,
+    driver_for: Callable[[str], tuple[str, str] | None] | None = None,
 ) -> Match | None:
     """The record's match in the text, its texts filled in; `framework` is the log's (when known), which
     picks the fix worded for it (with the OS the text shows)."""
@@ -243,6 +244,15 @@ def _match_error(
                 known[component] = rendered
                 values[f"{role}_{component}"] = rendered
     values["libs"] = ", ".join(libs)
+    # the driver the CUDA a "driver too old" message wants needs (NVIDIA's table, constraints/cuda.toml)
+    cuda_wanted = wanted.get("cuda") or wanted.get("driver_cuda") or ""
+    floors = driver_for(cuda_wanted) if driver_for and error.category == "driver-too-old" and cuda_wanted \
+        and "|" not in cuda_wanted and "x" not in cuda_wanted else None
+    if floors:
+        os_name = _single_os(versions_seen)
+        linux, windows = floors
+        values["wanted_driver"] = windows if os_name == "windows" else linux if os_name in ("linux", "wsl2") \
+            else f"{linux} (Linux) / {windows} (Windows)"
 
     causes = _order_causes(error, scan)
     chosen = causes[0]
@@ -301,8 +311,9 @@ def explain_text(
     """
     if isinstance(errors, ErrorKnowledge):
         known, libs, version_hints = errors.errors, errors.libraries, errors.hints
+        driver_for = errors.driver_for if errors.drivers else None
     else:
-        known, libs, version_hints = tuple(errors), (), ()
+        known, libs, version_hints, driver_for = tuple(errors), (), (), None
     if libraries is not None:
         libs = tuple(libraries)
     if hints is not None:
@@ -310,7 +321,7 @@ def explain_text(
 
     scan = _Text(_clean(text))
     versions_seen = _extract(scan, version_hints, libs)
-    found = [(e, m) for e in known if (m := _match_error(e, scan, versions_seen, libs)) is not None]
+    found = [(e, m) for e in known if (m := _match_error(e, scan, versions_seen, libs, None, driver_for)) is not None]
     found = [(e, m) for e, m in found if not any(m.covered_by(other) for _, other in found)]
     found.sort(key=lambda pair: (SEVERITIES.index(pair[1].severity), pair[1].rank, pair[1].line, pair[1].code))
     first = Explanation(matches=tuple(m for _, m in found), versions_seen=versions_seen)
@@ -318,5 +329,5 @@ def explain_text(
     if framework is None:
         return first
     # the log's framework is known (a message only it prints, or its paths): every text in its words
-    matches = [_match_error(e, scan, versions_seen, libs, framework) or m for e, m in found]
+    matches = [_match_error(e, scan, versions_seen, libs, framework, driver_for) or m for e, m in found]
     return Explanation(matches=tuple(matches), versions_seen=versions_seen)

@@ -273,6 +273,14 @@ class ErrorKnowledge:
     errors: tuple[KnownError, ...]
     libraries: tuple[LibraryName, ...] = ()
     hints: tuple[VersionHint, ...] = ()
+    # (CUDA release, its minimum Linux driver, its minimum Windows driver), from constraints/cuda.toml: the
+    # driver a "driver too old" message asks for, named in the fix
+    drivers: tuple[tuple[str, str, str], ...] = ()
+
+    def driver_for(self, cuda: str) -> tuple[str, str] | None:
+        """(Linux, Windows) minimum drivers of a CUDA release ("10.2"; "11" is 11.0), None when unknown."""
+        wanted = cuda if "." in cuda else f"{cuda}.0"
+        return next(((linux, windows) for version, linux, windows in self.drivers if version == wanted), None)
 
     def library(self, name: str) -> LibraryName | None:
         key = name.lower()
