@@ -177,3 +177,19 @@ def test_explains_fix_is_the_stack_plan_gives_for_the_same_machine(log):
         mine.pop("why", None), plans.pop("why", None)  # the words name what was asked ('latest', '2.9.1')
         assert mine == plans, (key, args)
     assert fix["stack"]["driver"]["min"] == stack["driver"]["min"]
+
+
+def test_the_users_release_is_kept_unless_it_cannot_work_and_then_the_text_says_why(tmp_path):
+    # torch 2.0.1 has no code for sm_120 (its builds end at sm_90): the fix moves and says why
+    log = tmp_path / "torch201-rtx5090.log"
+    log.write_text("NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch "
+                   "installation.\nThe current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70 "
+                   "sm_75 sm_80 sm_86 sm_90.\ntorch==2.0.1\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["explain", "--file", str(log), "--no-detect"])
+    assert "(PyTorch 2.0.1 cannot fix it here (" in result.stdout and "compute capability 12.0" in result.stdout
+    doc = json.loads(CliRunner().invoke(app, ["explain", "--file", str(log), "--no-detect", "--format", "json"]).stdout)
+    assert doc["fix_plan_moved"].startswith("PyTorch 2.0.1 cannot fix it here")
+    # a release that works is kept: no such line
+    kept = CliRunner().invoke(app, ["explain", "--file", str(CORPUS / "gpt-sovits-83-torch-driver-too-old-11040.log"),
+                                    "--no-detect", "--torch", "1.12.1"])
+    assert "cannot fix it here" not in kept.stdout and "torch==1.12.1" in kept.stdout

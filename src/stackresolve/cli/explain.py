@@ -77,13 +77,16 @@ def explain(
     if planned:
         from stackresolve.explain.plan import fix_plan
 
-        resolution, narrowed = fix_plan(kb, fix, detect_machine(no_detect, gpu_only=True), top)
+        planned_fix = fix_plan(kb, fix, detect_machine(no_detect, gpu_only=True), top)
+        resolution, narrowed, moved = planned_fix.resolution, planned_fix.keeps, planned_fix.moved
     else:
-        resolution, narrowed = None, ""
+        resolution, narrowed, moved = None, "", ""
     if fmt == "text":
         body = "".join(f"note: {n}\n" for n in notes) + render_text(explanation, fix)
         if resolution is not None and resolution.stack is not None:
             body += f"\nA stack that fixes it: {resolution.stack.summary}\n"
+            if moved:
+                body += f"({moved})\n"
             if fix.framework is None:  # the message is CUDA's, cuDNN's or the loader's: any framework prints it
                 body += "(the text names no framework, so this is TensorFlow's; --torch X or --jax X plans the " \
                         "fix for PyTorch or JAX)\n"
@@ -111,6 +114,8 @@ def explain(
             doc["fix_plan"] = plan_document.document(resolution, {})
             if narrowed:
                 doc["fix_plan_keeps"] = narrowed
+            if moved:
+                doc["fix_plan_moved"] = moved
         output(json.dumps(doc, indent=2) + "\n", None)
     else:
         if resolution is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from packaging.version import Version
@@ -23,11 +24,21 @@ if TYPE_CHECKING:  # pragma: no cover
     from stackresolve.request import GpuTarget, Request
 
 
+@dataclass(frozen=True)
+class FixPlan:
+    """The stack that fixes an explained error (None: none found), the log's build it keeps where `plan` has no
+    option for it (else ""), and why the user's own release is not the one planned (else "")."""
+
+    resolution: "Resolution | None"
+    keeps: str = ""
+    moved: str = ""
+
+
 def fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None",
-             category: str | None = None) -> tuple["Resolution | None", str]:
-    """(the stack that fixes an explained error, or None; the log's build it keeps where `plan` has no option
-    for it, else ""). The machine is the one the log comes from: its OS, GPU and driver as the log shows them,
-    else as detected here (a log that shows a GPU problem is planned for a GPU even where this machine has none)."""
+             category: str | None = None) -> FixPlan:
+    """The fix plan of an explained error. The machine is the one the log comes from: its OS, GPU and driver as
+    the log shows them, else as detected here (a log that shows a GPU problem is planned for a GPU even where
+    this machine has none)."""
     from stackresolve.request import machine_os
 
     needs_gpu = category in (*GPU_CATEGORIES, "cpu-only-build") and category != "no-gpu-detected"
@@ -37,7 +48,7 @@ def fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None",
     os_name = fix.os or (detected_os.value if detected_os else None) or "linux"
     if fix.framework in ("pytorch", "jax"):
         return framework_fix_plan(kb, fix, machine, os_name)
-    return tf_fix_plan(kb, fix, machine, os_name), ""
+    return tf_fix_plan(kb, fix, machine, os_name)
 
 
 def log_gpus(kb: "KnowledgeBase", fix: FixRequest) -> tuple["GpuTarget", ...]:
@@ -82,28 +93,32 @@ def plannable(kb: "KnowledgeBase", framework, version: str) -> bool:
     return any(spec.contains(v, prereleases=True) for v in known_releases(kb, framework))
 
 
-def tf_fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None", os_name: str) -> "Resolution | None":
+def tf_fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None", os_name: str) -> FixPlan:
     """TensorFlow: the log's release where it names one; else the candidate lines its libraries point to, as one
     range, with the CUDA line those libraries ask for; the resolver picks the newest that fits the machine."""
     from stackresolve.resolve import resolve
 
     from stackresolve.model.enums import Framework
 
+    moved = ""
     if fix.tf and plannable(kb, Framework.TENSORFLOW, fix.tf):
         version = fix.tf
     elif fix.tf_candidates:
+        if fix.tf:
+            moved = f"TensorFlow {fix.tf} is not a release the knowledge base knows: the fix plans the lines the " \
+                    f"log's libraries point to"
         lines = sorted(fix.tf_candidates, key=Version)
         newest = Version(lines[-1])
         version = f">={lines[0]},<{newest.major}.{newest.minor + 1}"
     else:
-        return None
+        return FixPlan(None)
     request = fix_request_for(kb, fix, machine, os_name, version, fix.python)
     if not fix.tf and fix.cuda:
         request = dataclasses.replace(request, cuda_line=fix.cuda)
     resolution = resolve(kb, request)
     if resolution.stack is None and fix.python:  # the log's Python has no wheels of that release: any Python
         resolution = resolve(kb, dataclasses.replace(request, python=None))
-    return resolution
+    return FixPlan(resolution, "", moved)
 
 
 def driver_for_cuda(kb: "KnowledgeBase", cuda: str, os_name: str) -> str | None:
@@ -131,8 +146,7 @@ def logged_build(fix: FixRequest):
     return None
 
 
-def framework_fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None",
-                       os_name: str) -> tuple["Resolution | None", str]:
+def framework_fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None", os_name: str) -> FixPlan:
     """PyTorch or JAX: the user's release where the log (or --torch/--jax) names one and a build of it fixes
     the error, else the newest release that does; the log's own build (its CUDA variant or plugin) where that
     one fixes it, else the build the resolver picks; for the GPU the log names, on the driver it names (a driver
@@ -158,9 +172,20 @@ def framework_fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine |
                     kept = verdict.resolution.stack
                     same = plain is not None and plain.framework.requirement == kept.framework.requirement \
                         and plain.framework.index_url == kept.framework.index_url
-                    return verdict.resolution, "" if same else f"the log's {fix.variant} build"
+                    return FixPlan(verdict.resolution, "" if same else f"the log's {fix.variant} build")
             resolution = resolve(kb, request)
             if resolution.stack is not None:
-                return resolution, ""
+                return FixPlan(resolution, "", _moved(framework, fix.framework_version, version, first))
             first = first or resolution
-    return first, ""
+    return FixPlan(first)
+
+
+def _moved(framework, asked: str | None, planned: str, failed: "Resolution | None") -> str:
+    """Why the plan is not for the user's own release (the resolver's first reason), "" where it is."""
+    if not asked or planned == asked:
+        return ""
+    if failed is None:
+        return f"{framework.display} {asked} is not a release the knowledge base knows: the fix plans the newest"
+    errors = [f.message for f in failed.findings if f.severity == "error"]
+    reason = errors[-1] if errors else "no stack of it fits this machine"  # the last: the conflict's other side
+    return f"{framework.display} {asked} cannot fix it here ({reason.rstrip('.')}): the fix plans the newest release"
