@@ -92,3 +92,20 @@ def test_a_container_requirement_names_the_driver_its_cuda_needs():
     assert "440.33 (Linux) / 441.22 (Windows)" in top.fix  # the log shows no OS: both
     linux = explain_text(text + "\nii  nvidia-driver-390 390.48-0ubuntu3 amd64 NVIDIA driver", error_knowledge())
     assert "440.33 or newer" in linux.problems[0].fix and "Windows" not in linux.problems[0].fix
+
+
+def test_wsl2_shows_in_the_fix_of_a_missing_libcuda():
+    text = ("W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+            "'libcuda.so.1'; dlerror: libcuda.so.1: cannot open shared object file: No such file or directory; "
+            "LD_LIBRARY_PATH: /usr/local/cuda/lib64\nPython platform: Linux-5.15.90.1-microsoft-standard-WSL2-x86_64")
+    explanation = explain_text(text, error_knowledge())
+    assert explanation.versions_seen["os"]  # Linux's paths and WSL2's kernel
+    top = next(m for m in explanation.problems if m.code == "dso-missing-libcuda")
+    assert "/usr/lib/wsl/lib" in top.fix and "Windows NVIDIA driver" in top.fix
+
+
+def test_a_container_without_the_gpu_devices_is_told_to_start_with_them():
+    text = "E cuda_driver.cc:282] failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error\n" \
+           "ls: cannot access '/dev/nvidia0': No such file or directory"
+    top = explain_text(text, error_knowledge()).problems[0]
+    assert top.code == "cuinit-unknown-error" and "--gpus all" in top.fix

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from stackresolve.explain.match import Explanation, log_framework
-from stackresolve.explain.versions import _add, _dedupe_versions, _version
+from stackresolve.explain.versions import _add, _dedupe_versions, _single_os, _version
 from stackresolve.knowledge.errors import FRAMEWORK_NAMES
 from stackresolve.knowledge.rules import version_wanted_fits
 
@@ -159,7 +159,7 @@ def fix_request(
     evidence: list[str] = []
 
     # -- OS --------------------------------------------------------------------------------------
-    os_log = _single(seen.get("os", ()))
+    os_log = _single_os(seen)
     os_name = os_log
     if overrides.os:
         if os_log and os_log != overrides.os:

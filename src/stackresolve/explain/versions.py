@@ -200,5 +200,9 @@ def frameworks_seen(versions_seen: dict[str, tuple[str, ...]]) -> tuple[str, ...
 
 
 def _single_os(versions_seen: dict[str, tuple[str, ...]]) -> str | None:
-    values = [v for v in versions_seen.get("os", ()) if "|" not in v]
-    return values[0] if len(values) == 1 else None
+    """The OS a text shows: WSL2 where it shows WSL2's own paths (it also shows Linux's: the more specific
+    wins), else the one OS it shows, else None."""
+    values = set(v for v in versions_seen.get("os", ()) if "|" not in v)
+    if "wsl2" in values and values <= {"wsl2", "linux"}:
+        return "wsl2"
+    return values.pop() if len(values) == 1 else None
