@@ -70,6 +70,8 @@ class Request:
     framework: Framework = Framework.TENSORFLOW
     apple_gpu: str | None = None  # "Apple M2": an Apple Silicon GPU (Metal), planned with cpu_only True (no CUDA)
     assumptions: tuple[str, ...] = field(default=(), compare=False)
+    # explain: the CUDA line a log's libraries ask for ("11.x", "10.1", "10.1|10.2"): only builds that load it
+    cuda_line: str | None = None
 
     @property
     def asked(self) -> str:
