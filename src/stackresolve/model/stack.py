@@ -244,6 +244,16 @@ class Alternative:
 
 
 @dataclass(frozen=True)
+class ConflictCause:
+    """One side of a conflict the resolver reports, as data (resolvelib's causes): findings word them later."""
+
+    component: str  # framework | python | cuda | cudnn | driver
+    text: str  # the requirement as the resolver words it
+    source: str
+    required_by: str  # "the request", or the build that requires it
+
+
+@dataclass(frozen=True)
 class Resolution:
     request: "Request"
     stack: Stack | None
@@ -251,6 +261,7 @@ class Resolution:
     alternatives: tuple[Alternative, ...]
     kb_version: str
     index_data: str = ""  # "fetched 2026-11-22, shipped": when the package index's wheel lists were read
+    causes: tuple["ConflictCause", ...] = ()  # no stack: the requirements that conflict, as data (rendered late)
 
     @property
     def status(self) -> str:

@@ -3,6 +3,7 @@
 Pure: takes a Request and a KnowledgeBase, returns a Resolution. No I/O, no printing, deterministic.
 
     resolve(kb, request)          -> Resolution (stack or conflicts, findings, nearest working alternatives)
+    resolve(kb, request, keep=f)  -> the same over the framework builds f accepts (doctor: the installed build)
     resolve_stack(kb, request)    -> Stack | None (no alternatives, no conflict analysis: matrices, alternatives)
 """
 
@@ -15,6 +16,7 @@ from stackresolve.resolve.build import build_stack
 from stackresolve.model.enums import Vendor
 from stackresolve.resolve.conflicts import (
     conflict_findings,
+    conflict_summary,
     degraded,
     find_alternatives,
     native_alternatives,
@@ -26,13 +28,17 @@ from stackresolve.resolve.solve import UNSOLVABLE, resolve_stack, resolve_with_f
 __all__ = ["resolve", "resolve_stack", "resolve_with_findings"]
 
 
-def resolve(kb: KnowledgeBase, request: Request, *, with_alternatives: bool = True) -> Resolution:
+def resolve(kb: KnowledgeBase, request: Request, *, keep=None, with_alternatives: bool = True) -> Resolution:
+    """The one entry. `keep` (FrameworkCandidate -> bool) narrows the framework pool; the alternatives, which look
+    beyond the request, are searched only without it."""
+    with_alternatives = with_alternatives and keep is None
     try:
-        result = solve(kb, request)
+        result = solve(kb, request, keep)
     except UNSOLVABLE as exc:
         findings = conflict_findings(kb, request, exc)
         alternatives = find_alternatives(kb, request) if with_alternatives else ()
-        return Resolution(request, None, tuple(findings), tuple(alternatives), kb.version, index_data(kb))
+        return Resolution(request, None, tuple(findings), tuple(alternatives), kb.version, index_data(kb),
+                          conflict_summary(request, exc))
     stack, findings = build_stack(kb, request, result.mapping)
     alternatives = []
     if with_alternatives:

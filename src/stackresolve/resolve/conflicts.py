@@ -12,7 +12,7 @@ from resolvelib import ResolutionImpossible
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.model.enums import Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
-from stackresolve.model.stack import Alternative, Stack
+from stackresolve.model.stack import Alternative, ConflictCause, Stack
 from stackresolve.request import Request, known_releases
 from stackresolve.resolve.build import DEGRADED
 from stackresolve.resolve.candidates import (
@@ -37,6 +37,13 @@ def conflict_causes(request: Request, exc: Exception) -> list:
             if not (info.requirement.name == "driver" and installed is not None and info.requirement.test(installed))]
 
 
+def conflict_summary(request: Request, exc: Exception) -> tuple[ConflictCause, ...]:
+    """The conflict's sides as data: which component, the requirement's words and source, and who required it."""
+    return tuple(ConflictCause(info.requirement.name, info.requirement.text, info.requirement.source,
+                               "the request" if info.parent is None else describe_candidate(info.parent))
+                 for info in conflict_causes(request, exc))
+
+
 def conflict_findings(kb: KnowledgeBase, request: Request, exc: Exception) -> list[Finding]:
     """Say which facts conflict, each with its source; where the request's side of a conflict is the only one
     resolvelib reports, name the other side from what the requested builds offer."""
@@ -56,7 +63,7 @@ def conflict_findings(kb: KnowledgeBase, request: Request, exc: Exception) -> li
                                         source=info.requirement.source))
             by_text: dict[tuple[str, str], list[str]] = {}
             for info in ([] if summary else derived):
-                by_text.setdefault((info.requirement.text, info.requirement.source), []).append(_describe(info.parent))
+                by_text.setdefault((info.requirement.text, info.requirement.source), []).append(describe_candidate(info.parent))
             for (text, source), parents in by_text.items():
                 findings.append(Finding(Severity.ERROR, "conflict",
                                         f"{text} (required by {', '.join(dict.fromkeys(parents))})", source=source))
@@ -158,7 +165,7 @@ def _why_no_build(kb: KnowledgeBase, request: Request) -> list[Finding]:
                     source=f"{request.framework.value}.toml (the package index and the vendor's release files)")]
 
 
-def _describe(candidate) -> str:
+def describe_candidate(candidate) -> str:
     if isinstance(candidate, FrameworkCandidate):
         return candidate.label
     if isinstance(candidate, CudaCandidate):

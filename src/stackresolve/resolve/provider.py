@@ -49,9 +49,13 @@ class Req:
 
 
 class StackProvider(AbstractProvider):
-    def __init__(self, kb: KnowledgeBase, request: Request):
+    """`keep`, when given, narrows the framework pool to the builds it accepts (doctor: the installed build;
+    explain: the log's build where one fixes the error); every other rule is the same."""
+
+    def __init__(self, kb: KnowledgeBase, request: Request, keep: Callable[[object], bool] | None = None):
         self.kb = kb
         self.request = request
+        self.keep = keep
 
     def identify(self, requirement_or_candidate):
         return requirement_or_candidate.name
@@ -69,6 +73,8 @@ class StackProvider(AbstractProvider):
             pool = [self._driver_candidate(reqs)]
         elif identifier == "framework":
             pool = requested_framework_candidates(self.kb, self.request)
+            if self.keep is not None:
+                pool = [c for c in pool if self.keep(c)]
         elif identifier == "python":
             pool = PYTHON_CANDIDATES
         else:

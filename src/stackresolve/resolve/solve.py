@@ -15,9 +15,9 @@ from stackresolve.resolve.provider import StackProvider, root_requirements
 UNSOLVABLE = (ResolutionImpossible, ResolutionTooDeep)
 
 
-def solve(kb: KnowledgeBase, request: Request):
-    """The resolvelib result; raises ResolutionImpossible / ResolutionTooDeep."""
-    resolver = Resolver(StackProvider(kb, request), BaseReporter())
+def solve(kb: KnowledgeBase, request: Request, keep=None):
+    """The resolvelib result; raises ResolutionImpossible / ResolutionTooDeep. `keep` narrows the framework pool."""
+    resolver = Resolver(StackProvider(kb, request, keep), BaseReporter())
     return resolver.resolve(root_requirements(kb, request), max_rounds=500)
 
 
