@@ -47,9 +47,10 @@ class CheckResult:
 
 
 def check_lock(lock: LockedStack, kb: KnowledgeBase, machine, observed: frozenset[str],
-               before_install: bool = False) -> CheckResult:
+               before_install: bool = False, python_missing: str | None = None) -> CheckResult:
     """Compare a machine (stackresolve.detect.Machine) with a lock. `observed` names the facts the machine
-    description really holds (detection observes all; flags only what they give)."""
+    description really holds (detection observes all; flags only what they give). `python_missing`: before
+    installing, why no Python for the lock was found and how to get one (install's own words)."""
     wanted = BEFORE_INSTALL if before_install else FACTS
     diffs: list[Difference] = []
     skipped: list[tuple[str, str]] = []
@@ -81,12 +82,8 @@ def check_lock(lock: LockedStack, kb: KnowledgeBase, machine, observed: frozense
                 diffs.append(Difference("python", _python_range(lock), python,
                                         f"{lock.label} has no build for Python {have}"))
         elif before_install:
-            from stackresolve.knowledge.python_sources import how_to_get_line, python_sources
-
-            wanted = lock.python_max
             diffs.append(Difference("python", _python_range(lock), "none on this machine",
-                                    f"{lock.label} needs Python {_python_range(lock)}; "
-                                    f"{how_to_get_line(wanted, python_sources(wanted, lock.os))}"))
+                                    python_missing or f"{lock.label} needs Python {_python_range(lock)}"))
         else:
             unknown("python", "no Python was found")
     if "framework" in active:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stackresolve.install.run import MARKER, InstallFailed, InstallOptions, install, read_marker
+from stackresolve.install.run import MARKER, Host, InstallFailed, InstallOptions, install, read_marker
 from stackresolve.install.target import read_target
 from stackresolve.model.enums import Os
 
@@ -143,7 +143,7 @@ def test_ctrl_c_leaves_nothing_that_looks_complete(cpu_lock, tmp_path):
     options = InstallOptions(venv=fresh, installer="pip", python_exe=sys.executable, no_index=True,
                              find_links=(str(wheels),))
     with pytest.raises(KeyboardInterrupt):
-        install(target, options, runner=InterruptingRunner(), uv=None)
+        install(target, options, runner=InterruptingRunner(), uv=None, host=Host(Os.LINUX))
     assert not fresh.exists()  # the venv this run created is gone
     # a venv that is reused stays, but its marker says the install did not complete
     reused = tmp_path / "reused"
@@ -151,7 +151,7 @@ def test_ctrl_c_leaves_nothing_that_looks_complete(cpu_lock, tmp_path):
     options = InstallOptions(venv=reused, installer="pip", reuse=True, python_exe=sys.executable, no_index=True,
                              find_links=(str(wheels),))
     with pytest.raises(KeyboardInterrupt):
-        install(target, options, runner=InterruptingRunner(), uv=None)
+        install(target, options, runner=InterruptingRunner(), uv=None, host=Host(Os.LINUX))
     assert (reused / MARKER).exists() and read_marker(reused)["complete"] is False
 
 
@@ -188,8 +188,90 @@ def test_no_python_for_the_lock_stops_before_anything_is_made(tmp_path):
         raise CommandNotFound(argv[0])
 
     with pytest.raises(InstallFailed) as failed:
-        install(target, InstallOptions(venv=venv), runner=nothing_runs, uv=None, env={"PATH": str(tmp_path)})
+        install(target, InstallOptions(venv=venv), runner=nothing_runs, uv=None, env={"PATH": str(tmp_path)},
+                host=Host(Os.LINUX, "22.04"))
     message = str(failed.value)
     assert failed.value.step == "finding Python" and "no Python 3.7 or 3.6 on this machine" in message
-    assert "conda create -n py37 python=3.7" in message and "uv python install" not in message  # uv starts at 3.8
+    assert "conda create -n py37 -c conda-forge python=3.7" in message and "uv python install" not in message
+    assert "deadsnakes" in message  # Ubuntu 22.04 carries 3.7 there
     assert not venv.exists()
+
+
+def _hostile_lock(lock: Path, tmp_path: Path, **changes) -> Path:
+    doc = json.loads(lock.read_text())
+    for key, value in changes.items():
+        doc[key] = value(doc) if callable(value) else value
+    out = tmp_path / "hostile.lock"
+    out.write_text(json.dumps(doc))
+    return out
+
+
+@pytest.mark.parametrize("line", ["-e /tmp/project", "--extra-index-url https://index.invalid/simple",
+                                  "-r /etc/passwd", "--trusted-host index.invalid", "tensorflow==2.15.1\n-e .",
+                                  "evil @ https://index.invalid/evil.whl", "\x1b]0;title\x07tensorflow"])
+def test_a_lock_line_that_is_not_a_plain_requirement_is_refused_before_anything_is_touched(cpu_lock, tmp_path, line):
+    """A requirements file runs options (-e builds and runs a project's setup.py; an index option switches where
+    packages come from): a lock's `pip` list holds requirements only, plus the stack's own index line."""
+    lock, wheels = cpu_lock
+    hostile = _hostile_lock(lock, tmp_path, pip=lambda d: [*d["pip"], line])
+    venv = tmp_path / "venv"
+    done = stackresolve("install", str(hostile), "--venv", str(venv), "--no-index", "--find-links", str(wheels),
+                        "--python-exe", sys.executable)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "lock field `pip[" in done.stderr and "\x1b" not in done.stderr
+    assert not venv.exists()
+    assert stackresolve("export", str(hostile)).returncode == 2
+
+
+@pytest.mark.parametrize("change", [{"stack": [1, 2]}, {"pip_first": 5}, {"pip_first": "abc"},
+                                    {"stack": lambda d: {**d["stack"], "python": [1]}},
+                                    {"stack": lambda d: {**d["stack"], "python": {**d["stack"]["python"],
+                                                                                  "available": ["3.x"]}}}])
+def test_a_lock_with_wrong_types_is_one_line_and_exit_2(cpu_lock, tmp_path, change):
+    lock, _ = cpu_lock
+    done = stackresolve("install", str(_hostile_lock(lock, tmp_path, **change)), "--venv", str(tmp_path / "v"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_lock_for_another_os_is_refused(tmp_path):
+    lock = tmp_path / "win.lock"
+    made = stackresolve("plan", "--no-detect", "--tf", "2.10", "--cpu", "--os", "windows", "--format", "lock", "-o",
+                        str(lock))
+    assert made.returncode == 0, made.stderr
+    done = stackresolve("install", str(lock), "--venv", str(tmp_path / "v"), "--no-index")
+    assert done.returncode == 2 and "the lock is for windows; this machine runs linux" in done.stderr
+    assert not (tmp_path / "v").exists()
+
+
+def test_a_venv_of_another_python_is_not_installed_into(cpu_lock, tmp_path):
+    """A venv installed into again brings its own Python: one outside the lock's range is refused, untouched."""
+    lock, wheels = cpu_lock
+    old = "/root/.pyenv/versions/3.7.16/bin/python3.7"
+    if not Path(old).exists():
+        pytest.skip("needs a Python 3.7 at " + old)
+    venv = tmp_path / "venv37"
+    subprocess.run([old, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    done = stackresolve("install", str(lock), "--venv", str(venv), "--reuse", "--no-index", "--find-links",
+                        str(wheels))
+    assert done.returncode == 2 and "is a Python 3.7" in done.stderr and "needs Python" in done.stderr
+    assert not (venv / MARKER).exists()
+
+
+def test_the_users_empty_folder_survives_a_failed_install(cpu_lock, tmp_path):
+    lock, _ = cpu_lock
+    empty_wheels = tmp_path / "none"
+    empty_wheels.mkdir()
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    done = stackresolve("install", str(lock), "--venv", str(folder), "--no-index", "--find-links", str(empty_wheels),
+                        "--python-exe", sys.executable)
+    assert done.returncode == 1
+    assert folder.is_dir() and list(folder.iterdir()) == []
+
+
+def test_a_full_lock_without_hashes_is_refused(tmp_path):
+    lock = tmp_path / "requirements.lock"
+    lock.write_text(f"# resolved by uv for Python {HERE_PYTHON} on x86_64-manylinux_2_28, with hashes; install with\n"
+                    "tensorflow==2.15.1\n")
+    done = stackresolve("install", str(lock), "--venv", str(tmp_path / "v"))
+    assert done.returncode == 2 and "line 2 has no --hash" in done.stderr

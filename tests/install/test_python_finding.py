@@ -101,7 +101,7 @@ def test_python_3_7_on_ubuntu_22_04_comes_from_deadsnakes_not_from_uv():
     # downloads start at 3.8 (astral-sh/setup-uv#772)
     got = commands(python_sources("3.7", Os.LINUX, ubuntu="22.04"))
     assert "uv" not in got and "ppa:deadsnakes/ppa" in got["deadsnakes"] and "python3.7-venv" in got["deadsnakes"]
-    assert got["conda"] == "conda create -n py37 python=3.7"
+    assert got["conda"] == "conda create -n py37 -c conda-forge python=3.7"
 
 
 def test_the_system_python_of_a_release_comes_from_ubuntu_itself():
@@ -110,9 +110,14 @@ def test_the_system_python_of_a_release_comes_from_ubuntu_itself():
     assert got["apt"] == "Ubuntu 22.04: sudo apt install python3.10 python3.10-venv" and "deadsnakes" not in got
 
 
-def test_python_3_8_on_ubuntu_24_04_has_no_apt_route():
+def test_deadsnakes_on_noble_has_3_8_and_focal_is_gone():
+    # noble: Python3.7 - Python3.11, Python3.13 (deadsnakes/issues#284); focal reached end of life and the PPA
+    # deletes such a release's packages (deadsnakes/issues#251)
     got = commands(python_sources("3.8", Os.LINUX, ubuntu="24.04"))
-    assert "apt" not in got and "deadsnakes" not in got and got["uv"] == "uv python install 3.8"
+    assert got["deadsnakes"].startswith("Ubuntu 24.04: sudo add-apt-repository ppa:deadsnakes/ppa")
+    assert got["uv"] == "uv python install 3.8"
+    assert "deadsnakes" not in commands(python_sources("3.12", Os.LINUX, ubuntu="24.04"))  # noble's own python3
+    assert "deadsnakes" not in commands(python_sources("3.7", Os.LINUX, ubuntu="20.04"))
 
 
 def test_windows_names_the_last_python_org_installer_of_the_minor():

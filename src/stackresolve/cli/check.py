@@ -1,5 +1,6 @@
 """`stackresolve check`."""
 
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -37,9 +38,12 @@ def check(
     fmt = choice(fmt, ("text", "json"), "--format")
     text = read_input(lock_file, LOCK_LIMIT, what="lock file").text
     if not text.lstrip().startswith(("{", "[", '"')):  # a full lock (plan --format pip --lock): the packages
+        if before_install:
+            check_full_lock_python(text, lock_file, python, python_exe, fmt)
         check_packages(text, lock_file, python_exe, fmt)
     kb = knowledge()
     flags = MachineFlags(os=os, driver=driver, gpu=gpu, gpu_cc=gpu_cc, python=python, cuda=cuda, cudnn=cudnn)
+    missing = None
     try:
         lock = parse_lock(text, lock_file)
         if no_detect:
@@ -48,8 +52,8 @@ def check(
             machine, _ = apply_flags(kb, detect_machine(python_exe=python_exe, gpu_only=before_install), flags)
             observed = frozenset(FACTS)
             if before_install and not python:
-                machine = _python_to_be_used(machine, text, lock_file, python_exe)
-        result = check_lock(lock, kb, machine, observed, before_install=before_install)
+                machine, missing = _python_to_be_used(machine, text, lock_file, python_exe)
+        result = check_lock(lock, kb, machine, observed, before_install=before_install, python_missing=missing)
     except InputError as exc:
         fail(str(exc))
     output(render_json(lock, result) if fmt == "json" else render_text(lock, result), None)
@@ -57,31 +61,79 @@ def check(
 
 
 def _python_to_be_used(machine, text: str, lock_file: str, python_exe: Optional[str]):
-    """Before installing, the Python is the one `install` would use: --python-exe, else the first the lock's range
-    finds on this machine (none: check says so, with how to get one)."""
+    """Before installing, the Python is the one `install` would use (install.run.python_to_use: --python-exe, else
+    the first of the lock's Pythons this machine has); none: check says so, with how to get one."""
     from dataclasses import replace
 
+    from stackresolve.cli.install import host
     from stackresolve.detect.model import PythonInfo
     from stackresolve.detect.runner import SubprocessRunner
-    from stackresolve.install.python import find_python, interpreter
+    from stackresolve.fulllock import LockUnavailable, uv_binary
+    from stackresolve.install.run import InstallFailed, InstallOptions, python_to_use
     from stackresolve.install.target import read_target
+    from stackresolve.request import InputError
 
-    runner = SubprocessRunner()
-    if python_exe:
-        found = interpreter(runner, python_exe)
-        if found is None:
-            fail(f"--python-exe {python_exe!r}: does not run as Python")
+    try:
+        uv = uv_binary()
+    except LockUnavailable:
+        uv = None
+    here = host()
+    try:
+        target = read_target(text, lock_file, None, here.os)
+        found = python_to_use(target, InstallOptions(venv=Path("."), python_exe=python_exe), SubprocessRunner(), uv,
+                              here)
+    except InputError as exc:
+        fail(str(exc))
+    except InstallFailed as exc:
+        return replace(machine, python=None), exc.message
+    return replace(machine, python=PythonInfo(found.version, found.executable, found.how)), None
+
+
+def check_full_lock_python(text: str, lock_file: str, python: Optional[str], python_exe: Optional[str],
+                           fmt: str) -> None:
+    """Before installing a full lock, the one thing to compare is the Python it was resolved for: named with
+    --python/--python-exe, or the one `install` would find."""
+    import json
+
+    from stackresolve.cli.install import host
+    from stackresolve.detect.runner import SubprocessRunner
+    from stackresolve.fulllock import LockUnavailable, uv_binary
+    from stackresolve.install.run import InstallFailed, InstallOptions, python_to_use
+    from stackresolve.install.target import read_target
+    from stackresolve.request import InputError
+
+    try:
+        uv = uv_binary()
+    except LockUnavailable:
+        uv = None
+    here = host()
+    try:
+        target = read_target(text, lock_file, None, here.os)
+    except InputError as exc:
+        fail(str(exc))
+    try:
+        if python:
+            ok = python == target.pythons[0]
+            found = f"{python} (--python)"
+        else:
+            chosen = python_to_use(target, InstallOptions(venv=Path("."), python_exe=python_exe), SubprocessRunner(),
+                                   uv, here)
+            ok, found = True, f"{chosen.version} ({chosen.how}: {chosen.executable})"
+    except InputError as exc:
+        ok, found = False, str(exc)
+    except InstallFailed as exc:
+        ok, found = False, exc.message
+    if fmt == "json":
+        output(json.dumps({"schema": "stackresolve/check@1", "matches": ok,
+                           "differences": [] if ok else [{"component": "python", "expected": target.pythons[0],
+                                                          "found": found, "message": found}],
+                           "not_checked": [{"component": "packages", "why": "--before-install: compared after "
+                                                                            "installing"}]}, indent=2) + "\n", None)
     else:
-        from stackresolve.cli.install import _this_os
-        from stackresolve.fulllock import LockUnavailable, uv_binary
-
-        try:
-            uv = uv_binary()
-        except LockUnavailable:
-            uv = None
-        target = read_target(text, lock_file, None, _this_os())
-        found = find_python(target.pythons, target.os, runner, uv=uv)
-    return replace(machine, python=PythonInfo(found.version, found.executable, found.how) if found else None)
+        output(f"stackresolve check: {target.label} ({lock_file}, resolved for Python {target.pythons[0]})\n"
+               + (f"this machine has the Python it needs: {found}\n" if ok else f"1 difference(s):\n  python: {found}\n")
+               + "not checked:\n  packages: --before-install: compared after installing\n", None)
+    raise typer.Exit(Exit.OK if ok else Exit.FAILED)
 
 
 def check_packages(text: str, lock_file: str, python_exe: Optional[str], fmt: str) -> None:

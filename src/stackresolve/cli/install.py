@@ -1,5 +1,8 @@
 """`stackresolve install` and `stackresolve export`."""
 
+import contextlib
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -45,8 +48,8 @@ def install(
     GPU, and check agrees (exit 0 only then)."""
     from stackresolve.cli.app import choice
     from stackresolve.fulllock import LockUnavailable, uv_binary
-    from stackresolve.install.run import (INSTALLERS, InstallFailed, InstallOptions, install as run_install,
-                                          render_text)
+    from stackresolve.install.run import (INSTALLERS, NETWORK_TIMEOUT, InstallFailed, InstallOptions,
+                                          install as run_install, render_text)
     from stackresolve.request import InputError
 
     fmt = choice(fmt, ("text", "json"), "--format")
@@ -73,8 +76,10 @@ def install(
             uv = None
         from stackresolve.detect.runner import SubprocessRunner
 
-        report = run_install(target, options, runner=SubprocessRunner(max_output=64 << 20), uv=uv,
-                             check=_checker(kb, target, lock), progress=progress_reporter())
+        os.environ.setdefault("UV_HTTP_TIMEOUT", str(NETWORK_TIMEOUT))  # uv's per-request deadline, for its children
+        with terminate_as_interrupt():
+            report = run_install(target, options, runner=SubprocessRunner(max_output=64 << 20), uv=uv, host=host(),
+                                 check=_checker(kb, target, lock), progress=progress_reporter())
     except InputError as exc:
         fail(str(exc))
     except InstallFailed as exc:
@@ -116,14 +121,40 @@ def _from_file(kb, name: str, python: Optional[str]):
     from stackresolve.install.target import read_target
 
     text = read_input(name, LOCK_LIMIT, what="lock file").text
-    target = read_target(text, name, python, _this_os())
+    target = read_target(text, name, python, host().os)
     return target, target.lock
 
 
-def _this_os():
+def host():
+    """This machine for install: its OS (WSL2 included) and Ubuntu release, from detect's os-release reader."""
+    from stackresolve.detect.fs import LocalFS
+    from stackresolve.detect.osinfo import probe_os
+    from stackresolve.install.run import Host
     from stackresolve.model.enums import Os
 
-    return Os.WINDOWS if sys.platform == "win32" else Os.MACOS if sys.platform == "darwin" else Os.LINUX
+    info = probe_os(LocalFS(), os.environ)
+    name = "wsl2" if info.wsl else info.system
+    return Host(Os(name) if name in Os.names() else Os.LINUX,
+                info.release if info.distro == "ubuntu" and info.release else None)
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt():
+    """SIGTERM and SIGHUP (a CI job cancelled, a closed terminal, `timeout`) end the install as Ctrl-C does: the
+    installer's process group is killed and the venv this run made is removed."""
+    def interrupt(_signum, _frame):
+        raise KeyboardInterrupt
+
+    previous = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            previous[number] = signal.signal(number, interrupt)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _checker(kb, target, lock):

@@ -116,17 +116,20 @@ def find_python(versions: Sequence[str], os_name: Os, runner, *, env: Mapping[st
     return None
 
 
-def download_python(version: str, uv: str, runner) -> FoundPython | None:
-    """`uv python install X.Y` (asked for with --python-download), then the interpreter it installed."""
+def download_python(version: str, uv: str, runner) -> tuple[FoundPython | None, str]:
+    """`uv python install X.Y` (asked for with --python-download), then the interpreter it installed; or None and
+    uv's last line saying why not."""
     try:
-        rc, _out, _err = runner([uv, "python", "install", version], DOWNLOAD_TIMEOUT)
-    except (CommandNotFound, CommandTimeout, CommandOutputTooLarge, OSError):
-        return None
+        rc, out, err = runner([uv, "python", "install", version], DOWNLOAD_TIMEOUT)
+    except (CommandNotFound, CommandTimeout, CommandOutputTooLarge, OSError) as exc:
+        return None, str(exc)
     if rc != 0:
-        return None
+        last = [line.strip() for line in f"{out}\n{err}".splitlines() if line.strip()]
+        return None, (last[-1][:300] if last else f"uv exited with {rc}")
     try:
         rc, out, _ = runner([uv, "python", "find", "--managed-python", version], PROBE_TIMEOUT)
-    except (CommandNotFound, CommandTimeout, CommandOutputTooLarge, OSError):
-        return None
+    except (CommandNotFound, CommandTimeout, CommandOutputTooLarge, OSError) as exc:
+        return None, str(exc)
     lines = (out or "").strip().splitlines()
-    return interpreter(runner, lines[-1].strip(), "uv download") if rc == 0 and lines else None
+    found = interpreter(runner, lines[-1].strip(), "uv download") if rc == 0 and lines else None
+    return found, "" if found else "uv installed it but does not find it"

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -31,9 +30,15 @@ from stackresolve.request import InputError
 
 MARKER = ".stackresolve-install.json"
 MARKER_SCHEMA = "stackresolve/install-marker@1"
-TIMEOUTS = {"venv": 300.0, "install": 3600.0, "import": 600.0}
+TIMEOUTS = {"venv": 300.0, "pip_upgrade": 600.0, "install": 3600.0, "import": 600.0}
+# Each request to an index that does not answer fails after this many seconds (pip's --timeout; uv's
+# UV_HTTP_TIMEOUT, which the CLI sets unless the user did), so a dead index ends the install in minutes, not at
+# the step's limit.
+NETWORK_TIMEOUT = 60
+PIP_DEADLINE = ("--timeout", str(NETWORK_TIMEOUT), "--retries", "2")
 INSTALLERS = ("auto", "uv", "pip")
 TAIL_LINES = 12
+TAIL_WIDTH = 300
 
 
 class InstallFailed(Exception):
@@ -110,28 +115,43 @@ def _write_marker(venv: Path, report: InstallReport, complete: bool) -> None:
                                             if complete else None}, indent=2) + "\n")
 
 
-def prepare_folder(options: InstallOptions) -> bool:
-    """Check the folder before anything is touched; True when this run will create the venv. InputError (exit 2)
-    for a folder it must not install into."""
+def prepare_folder(options: InstallOptions) -> tuple[bool, bool]:
+    """Check the folder before anything is touched: (this run creates the venv, the folder existed before). InputError
+    (exit 2) for a folder it must not install into."""
     venv = options.venv
     if venv.exists() and not venv.is_dir():
         raise InputError(f"--venv {str(venv)!r}: exists and is not a folder")
-    if not venv.exists() or not any(venv.iterdir()):
-        return True
+    if not venv.exists():
+        return True, False
+    if not any(venv.iterdir()):
+        return True, True
     if read_marker(venv) is not None:
-        return False  # a venv this command made: installed into again
+        return False, True  # a venv this command made: installed into again
     if not (venv / "pyvenv.cfg").is_file():
         raise InputError(f"--venv {str(venv)!r}: the folder is not empty and is not a virtual environment; name a new "
                          f"or empty folder")
     if not options.reuse:
         raise InputError(f"--venv {str(venv)!r}: the folder holds a virtual environment stackresolve did not make; "
                          f"pass --reuse to install into it, or name a new folder")
-    return False
+    return False, True
+
+
+def _undo(venv: Path, existed: bool) -> None:
+    """Remove what this run made: the venv, or only its contents when the folder was the user's (empty) one."""
+    if not existed:
+        shutil.rmtree(venv, ignore_errors=True)
+        return
+    for child in venv.iterdir() if venv.is_dir() else ():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)
 
 
 def _tail(*texts: str) -> tuple[str, ...]:
+    """A tool's last lines, each cut to TAIL_WIDTH characters (a tool may print one huge line)."""
     lines = [line.rstrip() for text in texts for line in (text or "").splitlines() if line.strip()]
-    return tuple(lines[-TAIL_LINES:])
+    return tuple(line if len(line) <= TAIL_WIDTH else line[:TAIL_WIDTH] + " ..." for line in lines[-TAIL_LINES:])
 
 
 def _run(runner, step: str, argv: list[str], timeout: float) -> str:
@@ -186,20 +206,27 @@ def requirements_text(target: InstallTarget, installer: str) -> str:
     return "\n".join([*index, *target.requirements]) + "\n"
 
 
-def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str | None,
+def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str | None, host: Host,
             check: Callable[[str], tuple[bool, tuple[str, ...]]] | None = None,
             progress: Callable[[str], None] = lambda _msg: None, env=None) -> InstallReport:
-    """Install `target` into options.venv and verify it. Raises InputError (bad input: nothing touched),
-    InstallFailed (a step failed; a venv this run created is removed), KeyboardInterrupt (likewise)."""
+    """Install `target` into options.venv on this machine (`host`) and verify it. Raises InputError (bad input:
+    nothing touched), InstallFailed (a step failed: the venv this run created is removed), KeyboardInterrupt
+    (likewise). A venv whose verification fails is kept for diagnosis, its marker saying "complete": false."""
     from stackresolve.plan.pip import pip_upgrade
 
     if target.pip_first:
         raise InputError(f"this lock installs {', '.join(target.pip_first)} first, which no longer installs with "
-                         f"current pip (NVIDIA/tensorflow#74); make the lock again with this stackresolve, whose "
-                         f"locks name NVIDIA's index directly")
+                         f"current pip (NVIDIA/tensorflow#74); make the lock again with `stackresolve plan --format "
+                         f"lock`, whose locks name NVIDIA's index directly")
+    if target.os.wheel_os is not host.os.wheel_os:
+        raise InputError(f"the lock is for {target.os}; this machine runs {host.os} (make a lock for it with "
+                         f"`stackresolve plan --format lock`)")
     if target.file_kind == "pylock.toml" and options.installer == "pip":
         raise InputError("--installer pip: pip cannot install a pylock.toml; use uv (--installer uv)")
-    created = prepare_folder(options)
+    for folder in options.find_links:
+        if "://" not in folder and not Path(folder).is_dir():
+            raise InputError(f"--find-links {folder!r}: no such folder")
+    created, existed = prepare_folder(options)
     installer = choose_installer(options, uv)
     if target.file_kind == "pylock.toml" and installer != "uv":
         raise InputError("a pylock.toml is installed with uv, which was not found: pip install 'stackresolve[install]'")
@@ -211,12 +238,15 @@ def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str |
         report.seconds[name] = now - since
         return now
 
-    progress(f"finding Python {options.python or target.python_range}")
-    report.python = _find(target, options, runner, uv, env)
-    t = timed("python", started)
     python = venv_python(options.venv)
+    progress(f"finding Python {options.python or target.python_range}")
+    if created:
+        report.python = python_to_use(target, options, runner, uv, host, env)
+    else:  # the venv's own Python is the one that counts
+        report.python = _venv_interpreter(target, options, runner, python)
+    t = timed("python", started)
     try:
-        if created or not python.exists():
+        if created:
             progress(f"creating {options.venv} with Python {report.python.version} ({installer})")
             argv = [uv, "venv", "--python", report.python.executable, "--no-config", str(options.venv)] \
                 if installer == "uv" else [report.python.executable, "-m", "venv", str(options.venv)]
@@ -235,30 +265,62 @@ def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str |
                 argv = [uv, "pip", "install", "--python", str(python), "--no-config", *uv_index_options(target, options),
                         *hashed, "-r", str(requirements)]
             else:
-                upgrade = pip_upgrade(report.python.minor).strip('"')
-                _run(runner, "upgrading pip in the venv", [str(python), "-m", "pip", "install",
-                     "--disable-pip-version-check", "--upgrade", *pip_index_options(options), upgrade],
-                     TIMEOUTS["install"])
-                argv = [str(python), "-m", "pip", "install", "--disable-pip-version-check",
-                        *pip_index_options(options), *hashed, "-r", str(requirements)]
+                pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", *PIP_DEADLINE,
+                       *pip_index_options(options)]
+                if not created and _runs(runner, [str(python), "-m", "pip", "--version"]) is False:
+                    _run(runner, "adding pip to the venv", [str(python), "-m", "ensurepip"], TIMEOUTS["venv"])
+                _run(runner, "upgrading pip in the venv", [*pip, "--upgrade", pip_upgrade(report.python.minor).strip('"')],
+                     TIMEOUTS["pip_upgrade"])
+                argv = [*pip, *hashed, "-r", str(requirements)]
             _run(runner, f"installing with {installer}", argv, TIMEOUTS["install"])
         t = timed("install", t)
-        _verify(report, runner, python, check, progress)
-        timed("verify", t)
-        if report.ok:
-            _write_marker(options.venv, report, complete=True)
     except BaseException:
         if created:
-            shutil.rmtree(options.venv, ignore_errors=True)
+            _undo(options.venv, existed)
         raise
+    _verify(report, runner, python, check, progress)
+    timed("verify", t)
+    if report.ok:
+        _write_marker(options.venv, report, complete=True)
     report.seconds["total"] = time.monotonic() - started
     return report
 
 
-def _find(target: InstallTarget, options: InstallOptions, runner, uv: str | None, env) -> FoundPython:
-    """The interpreter for the venv, or InstallFailed naming how to get one (nothing was touched yet)."""
-    from stackresolve.knowledge.python_sources import how_to_get_line, python_sources
+def _runs(runner, argv: list[str]) -> bool | None:
+    """Whether a command exits 0 (None: it could not be asked)."""
+    try:
+        rc, _out, _err = runner(argv, 60.0)
+    except (CommandNotFound, CommandTimeout, CommandOutputTooLarge, OSError):
+        return None
+    return rc == 0
 
+
+def _venv_interpreter(target: InstallTarget, options: InstallOptions, runner, python: Path) -> FoundPython:
+    """The Python of a venv installed into again: it must fit the lock (and --python), or nothing is touched."""
+    found = interpreter(runner, str(python), "the venv's own")
+    if found is None:
+        raise InputError(f"--venv {str(options.venv)!r}: {python} does not run; name a new folder")
+    if found.minor not in target.pythons or (options.python and found.minor != options.python):
+        wanted = options.python or target.python_range
+        raise InputError(f"--venv {str(options.venv)!r} is a Python {found.version} venv; {target.label} needs Python "
+                         f"{wanted}: name a new folder")
+    return found
+
+
+@dataclass(frozen=True)
+class Host:
+    """This machine, as install needs it (detected by the caller: install itself reads no system file)."""
+
+    os: "Os"
+    ubuntu: str | None = None  # "22.04" on Ubuntu: only the apt route that works here is named
+
+
+def python_to_use(target: InstallTarget, options: InstallOptions, runner, uv: str | None, host: Host, env=None
+                  ) -> FoundPython:
+    """The interpreter a new venv is made from: --python-exe, else the first of the target's Pythons (or
+    --python) this machine has, else one uv downloads when asked. InputError for a named one that does not fit;
+    InstallFailed naming how to get one when there is none (nothing was touched yet). `check --before-install`
+    asks the same."""
     wanted = (options.python,) if options.python else target.pythons
     if options.python and options.python not in target.pythons:
         raise InputError(f"--python {options.python}: {target.label} has wheels for Python {target.python_range}")
@@ -266,39 +328,36 @@ def _find(target: InstallTarget, options: InstallOptions, runner, uv: str | None
         found = interpreter(runner, options.python_exe)
         if found is None:
             raise InputError(f"--python-exe {options.python_exe!r}: does not run as Python")
-        if found.minor not in target.pythons:
-            raise InputError(f"--python-exe {options.python_exe!r} is Python {found.version}; {target.label} has "
-                             f"wheels for Python {target.python_range}")
+        if found.minor not in wanted:
+            raise InputError(f"--python-exe {options.python_exe!r} is Python {found.version}; {target.label} needs "
+                             f"Python {options.python or target.python_range}")
         return found
-    found = find_python(wanted, target.os, runner, env=env, uv=uv)
+    found = find_python(wanted, host.os, runner, env=env, uv=uv)
+    failed_download = ""
     if found is None and options.python_download and uv:
         for version in wanted:
-            found = download_python(version, uv, runner)
+            found, failed_download = download_python(version, uv, runner)
             if found:
                 break
     if found is None:
-        version = wanted[0]
-        ubuntu = _ubuntu_release()
-        sources = python_sources(version, target.os, ubuntu=ubuntu)
-        download = " (or let uv download it: --python-download)" if uv and any(s.method == "uv" for s in sources) \
-            else ""
-        raise InstallFailed("finding Python", f"no Python {' or '.join(wanted)} on this machine ({target.label} has "
-                                              f"wheels for Python {target.python_range}); "
-                                              f"{how_to_get_line(version, sources)}{download}; then run this again, "
-                                              f"or name it with --python-exe")
+        raise InstallFailed("finding Python", missing_python(wanted, target, host, uv, failed_download))
     return found
 
 
-def _ubuntu_release() -> str | None:
-    """This machine's Ubuntu release ("22.04"), to name only the apt route that works here."""
-    try:
-        text = Path("/etc/os-release").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    fields = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
-    if fields.get("ID", "").strip('"') != "ubuntu":
-        return None
-    return fields.get("VERSION_ID", "").strip('"') or None
+def missing_python(wanted, target: InstallTarget, host: Host, uv: str | None, failed_download: str = "") -> str:
+    """One line: which Python is missing, why it is needed, and how to get it on this machine."""
+    from stackresolve.knowledge.python_sources import how_to_get_line, python_sources
+
+    sources = python_sources(wanted[0], host.os, ubuntu=host.ubuntu)
+    if failed_download:
+        download = f" (uv could not download it: {failed_download})"
+    elif uv and any(s.method == "uv" for s in sources):
+        download = " (or let uv download it: --python-download)"
+    else:
+        download = ""
+    return (f"no Python {' or '.join(wanted)} on this machine ({target.label} has wheels for Python "
+            f"{target.python_range}); {how_to_get_line(wanted[0], sources)}{download}; then run this again, or name "
+            f"it with --python-exe")
 
 
 def _verify(report: InstallReport, runner, python: Path, check, progress) -> None:
@@ -342,7 +401,7 @@ def render_text(report: InstallReport) -> str:
     from stackresolve.emit.header import one_line as printable  # tool text never reaches the terminal raw
 
     py = report.python
-    lines = [f"stackresolve install: {report.target.label} into {report.venv}"]
+    lines = [printable(f"stackresolve install: {report.target.label} into {report.venv}")]
     if py:
         lines.append(f"  python    {py.version} ({py.how}: {printable(py.executable)})")
     lines.append(f"  installer {report.installer}" + (f", {report.seconds['install']:.1f} s"
@@ -360,7 +419,9 @@ def render_text(report: InstallReport) -> str:
     for finding in report.findings:
         lines.append(f"error: {printable(finding)}")
     if report.ok:
+        import shlex
+
         activate = report.venv / ("Scripts\\activate" if os.name == "nt" else "bin/activate")
-        lines.append(f"verified in {report.seconds.get('total', 0):.1f} s; activate with: "
-                     + (str(activate) if os.name == "nt" else f"source {activate}"))
+        lines.append(printable(f"verified in {report.seconds.get('total', 0):.1f} s; activate with: "
+                               + (f'"{activate}"' if os.name == "nt" else f"source {shlex.quote(str(activate))}")))
     return "\n".join(lines) + "\n"

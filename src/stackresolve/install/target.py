@@ -22,7 +22,6 @@ from stackresolve.lock import LockedStack, parse_lock
 from stackresolve.model.enums import Framework, Os
 from stackresolve.request import InputError
 
-INDEX_OPTIONS = ("--index-url", "--extra-index-url", "--find-links", "-i", "-f")
 # The header plan writes above a full lock (cli/plan.py emit_full_lock).
 FULL_LOCK_PYTHON = re.compile(r"^# resolved by uv for Python ([0-9]+\.[0-9]+) on ", re.M)
 FULL_LOCK_STACK = re.compile(r"^# stack: (.*)$", re.M)
@@ -68,47 +67,103 @@ class InstallTarget:
         return ordered[0] if len(ordered) == 1 else f"{ordered[0]} - {ordered[-1]}"
 
 
-def split_index_lines(lines) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A requirements file's lines -> (index options as argv, requirement lines)."""
+def _bad(name: str, field: str, what: str) -> InputError:
+    return InputError(f"{name}: lock field `{field}` {what} (re-create the lock with `stackresolve plan --format "
+                      f"lock`)")
+
+
+def _requirement_line(line: str, name: str, field: str) -> str:
+    """A lock's requirement line, as pip would read it from a file: one PEP 508 requirement by name, nothing else.
+    A requirements file also takes options (-e, -r, --index-url, --trusted-host) and URLs, which would run code
+    or fetch from elsewhere: none of those comes from a plan, so none is accepted from a lock."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    if not line.isprintable() or line != line.strip() or line.startswith("-"):
+        raise _bad(name, field, f"is not a requirement: {line[:80]!r}")
+    try:
+        req = Requirement(line)
+    except InvalidRequirement:
+        raise _bad(name, field, f"is not a requirement: {line[:80]!r}") from None
+    if req.url:
+        raise _bad(name, field, f"names a URL, which no plan does: {line[:80]!r}")
+    return line
+
+
+def split_index_lines(lines, own_index: tuple[str, ...], name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A lock's `pip` list -> (index option argv, requirement lines). The one index option accepted is the
+    stack's own (`stack.framework.index_option` and `index_url`, written by the plan): any other is refused."""
+    own_line = " ".join(own_index)
     index: list[str] = []
     requirements: list[str] = []
-    for line in lines:
-        words = line.split()
-        if words and words[0] in INDEX_OPTIONS and len(words) == 2:
-            index += [{"-i": "--index-url", "-f": "--find-links"}.get(words[0], words[0]), words[1]]
-        elif line.strip() and not line.lstrip().startswith("#"):
-            requirements.append(line.strip())
+    for i, line in enumerate(lines):
+        if not isinstance(line, str):
+            raise _bad(name, f"pip[{i}]", "must be a string")
+        if own_line and line == own_line:
+            index = list(own_index)
+        else:
+            requirements.append(_requirement_line(line, name, f"pip[{i}]"))
+    if not requirements:
+        raise _bad(name, "pip", "names no requirement")
     return tuple(index), tuple(requirements)
 
 
+def _minor(value, name: str, field: str) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"[0-9]{1,2}\.[0-9]{1,3}", value):
+        raise _bad(name, field, "must be a Python version X.Y")
+    return value
+
+
 def _pythons(recommended: str, available, low: str, high: str) -> tuple[str, ...]:
-    """The recommended Python first, then every other one in [low, high] with wheels, newest first."""
+    """The recommended Python first (when it is inside the range), then every other one in [low, high] with
+    wheels, newest first."""
     inside = [p for p in available if Version(low) <= Version(p) <= Version(high)]
-    return tuple(dict.fromkeys([recommended, *sorted(inside, key=Version, reverse=True)]))
+    first = [recommended] if Version(low) <= Version(recommended) <= Version(high) else []
+    return tuple(dict.fromkeys([*first, *sorted(inside, key=Version, reverse=True)])) or (high,)
+
+
+def _table(doc: dict, key: str, name: str, field: str) -> dict:
+    value = doc.get(key)
+    if not isinstance(value, dict):
+        raise _bad(name, field, "must be an object")
+    return value
 
 
 def from_lock_document(doc: dict, text: str, name: str) -> InstallTarget:
     """A lock (`plan --format lock`), already parsed as JSON; `text` is parsed again by `lock.parse_lock`, the one
-    reader of the lock's `check` facts, so install and check read the same values."""
+    reader of the lock's `check` facts, so install and check read the same values. The fields only install reads
+    (pip, pip_first, stack.python, stack.framework's index) are validated here."""
     locked = parse_lock(text, name)
     lines = doc.get("pip")
-    if not isinstance(lines, list) or not all(isinstance(x, str) for x in lines):
-        raise InputError(f"{name}: lock field `pip` must be a list of strings (re-create the lock with "
-                         f"`stackresolve plan --format lock`)")
+    if not isinstance(lines, list):
+        raise _bad(name, "pip", "must be a list of strings")
     if not lines:
         raise InputError(f"{name}: the lock has nothing to pip install ({locked.label} is a container: run it with "
                          f"--format dockerfile instead)")
-    first = doc.get("pip_first") or []
-    python = (doc.get("stack") or {}).get("python") or {}
-    available = [p for p in python.get("available") or [] if isinstance(p, str)] or [locked.python_min]
-    recommended = python.get("recommended") if isinstance(python.get("recommended"), str) else locked.python_max
-    index, requirements = split_index_lines(lines)
+    first = doc.get("pip_first", [])
+    if not isinstance(first, list) or not all(isinstance(x, str) for x in first):
+        raise _bad(name, "pip_first", "must be a list of strings")
+    stack = _table(doc, "stack", name, "stack")
+    framework = _table(stack, "framework", name, "stack.framework")
+    option, url = framework.get("index_option"), framework.get("index_url")
+    own_index: tuple[str, ...] = ()
+    if option is not None or url is not None:
+        if option not in ("--index-url", "--extra-index-url", "--find-links") or not isinstance(url, str) or \
+                not re.fullmatch(r"https://[!-~]+", url):
+            raise _bad(name, "stack.framework.index_url", "must be an https URL with --index-url, "
+                                                          "--extra-index-url or --find-links")
+        own_index = (option, url)
+    python = _table(stack, "python", name, "stack.python")
+    available = python.get("available")
+    if not isinstance(available, list) or not available:
+        raise _bad(name, "stack.python.available", "must be a list of Python versions")
+    available = [_minor(p, name, f"stack.python.available[{i}]") for i, p in enumerate(available)]
+    recommended = _minor(python.get("recommended"), name, "stack.python.recommended")
+    index, requirements = split_index_lines(lines, own_index, name)
     return InstallTarget(
-        label=requirements[0] if requirements else locked.label,
-        requirements=requirements, index_args=index,
+        label=requirements[0], requirements=requirements, index_args=index,
         pythons=_pythons(recommended, available, locked.python_min, locked.python_max),
         os=locked.os, framework=Framework(locked.framework_name), gpu=locked.delivery is not None,
-        lock=locked, pip_first=tuple(str(x) for x in first))
+        lock=locked, pip_first=tuple(first))
 
 
 def from_resolution(resolution) -> InstallTarget:
@@ -122,25 +177,56 @@ def from_resolution(resolution) -> InstallTarget:
 
 
 def from_full_lock(text: str, name: str, python: str | None, os_name: Os) -> InstallTarget:
-    """`plan --format pip --lock` (requirements with hashes) or `--format pylock`: installed as written."""
+    """`plan --format pip --lock` (requirements with hashes) or `--format pylock`: installed as written, so it is
+    checked first: every requirement hashed (requirements.txt) or every package a wheel with hashes (pylock), no
+    option but an index one, and the Python it was resolved for."""
     from stackresolve.check import parse_full_lock
 
     pylock = name.endswith(".toml") or text.lstrip().startswith(("lock-version", "[[packages]]"))
-    pins = _pylock_pins(text, name) if pylock else parse_full_lock(text, name)
+    if pylock:
+        pins = _pylock_pins(text, name)
+        index: tuple[str, ...] = ()
+    else:
+        pins = parse_full_lock(text, name)
+        index = _full_lock_options(text, name)
     header = FULL_LOCK_PYTHON.search(text)
-    python = python or (header.group(1) if header else None)
+    resolved_for = header.group(1) if header else None
+    if python and resolved_for and python != resolved_for:
+        raise InputError(f"--python {python}: {name} was resolved for Python {resolved_for}; make the lock again "
+                         f"for {python}")
+    python = python or resolved_for
     if python is None:
         raise InputError(f"{name}: the full lock does not say which Python it was resolved for; pass --python X.Y")
     framework = next((fw for fw, names in FRAMEWORK_DISTRIBUTIONS.items() if any(n in pins for n in names)), None)
     stack_line = FULL_LOCK_STACK.search(text)
     gpu = bool(stack_line) and "CPU only" not in stack_line.group(1) and "CUDA" in stack_line.group(1)
-    index = tuple(w for line in text.splitlines() for w in line.split()[:2]
-                  if line.split()[:1] and line.split()[0] in INDEX_OPTIONS)
     label = next((f"{n}=={pins[n]}" for names in FRAMEWORK_DISTRIBUTIONS.values() for n in names if n in pins),
                  f"{len(pins)} pinned packages")
     return InstallTarget(label=label, requirements=(), index_args=index, pythons=(python,), os=os_name,
                          framework=framework, gpu=gpu, pins=pins, file_text=text,
                          file_kind="pylock.toml" if pylock else "requirements.txt")
+
+
+def _full_lock_options(text: str, name: str) -> tuple[str, ...]:
+    """A hashed requirements file's index options; every other option (-e, -r, --trusted-host, ...) is refused, and
+    every requirement must carry a --hash (the installer then verifies each file it fetches)."""
+    index: list[str] = []
+    for number, line in enumerate(text.replace("\\\n", " ").splitlines(), 1):
+        line = line.split("#", 1)[0].strip() if not line.lstrip().startswith("--hash") else line.strip()
+        if not line:
+            continue
+        words = line.split()
+        if words[0].startswith("-"):
+            if words[0] in ("--index-url", "--extra-index-url", "--find-links") and len(words) == 2 and \
+                    re.fullmatch(r"https://[!-~]+", words[1]):
+                index += words
+                continue
+            raise InputError(f"{name}: line {number}: {words[0][:40]!r} is not accepted in a lock (only --index-url, "
+                             f"--extra-index-url or --find-links with an https URL)")
+        if "--hash" not in line:
+            raise InputError(f"{name}: line {number} has no --hash; a full lock pins every package with its hashes "
+                             f"(`stackresolve plan --format pip --lock`)")
+    return tuple(index)
 
 
 def _pylock_pins(text: str, name: str) -> dict[str, str]:
@@ -158,6 +244,11 @@ def _pylock_pins(text: str, name: str) -> dict[str, str]:
         raise InputError(f"{name}: not a pylock.toml ({exc})") from None
     pins = {}
     for package in doc.get("packages") or []:
+        if isinstance(package, dict) and (set(package) & {"vcs", "directory", "archive", "sdist"} or
+                                          not package.get("wheels")):
+            raise InputError(f"{name}: package {str(package.get('name'))[:40]!r} is not installed from a wheel; a "
+                             f"lock that builds from source can run code (make it with `stackresolve plan --format "
+                             f"pylock`)")
         if isinstance(package, dict) and isinstance(package.get("name"), str) and isinstance(package.get("version"),
                                                                                             str):
             try:

@@ -11,20 +11,23 @@ from dataclasses import dataclass
 from stackresolve.model.enums import Os
 
 # uv's managed CPython downloads (python-build-standalone) start at 3.8: `uv python list --all-versions
-# --only-downloads` of uv 0.13.9 lists 3.8.x to 3.15.x for linux-x86_64-gnu, no 3.7 (the 3.7 builds were removed
-# from uv's download list: astral-sh/uv#8213, astral-sh/setup-uv#772).
+# --only-downloads` of uv 0.13.9 lists 3.8.x to 3.15.x for linux-x86_64-gnu, no 3.7 (uv removed its 3.7
+# downloads on purpose: astral-sh/uv#13022, "Omit Python 3.7 downloads from managed versions", 2025-04-21).
 UV_DOWNLOADS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15")
-UV_SOURCE = "uv 0.13.9 `uv python list --all-versions --only-downloads` (3.8-3.15); astral-sh/setup-uv#772 (no 3.7)"
+UV_SOURCE = "uv 0.13.9 `uv python list --all-versions --only-downloads` (3.8-3.15); astral-sh/uv#13022 (no 3.7)"
 
-# The deadsnakes PPA's own description ("Supported Ubuntu and Python Versions"), quoted in deadsnakes/issues#266:
-# "Ubuntu 20.04 (focal) Python3.5 - Python3.7, Python3.9 - Python3.13; Ubuntu 22.04 (jammy) Python3.7 - Python3.9,
-# Python3.11 - Python3.13"; the release's own python3 (3.8 on focal, 3.10 on jammy) comes from Ubuntu itself.
+# The deadsnakes PPA per Ubuntu LTS release. 22.04: the PPA's own description ("Supported Ubuntu and Python
+# Versions", quoted in deadsnakes/issues#266): "Ubuntu 22.04 (jammy) Python3.7 - Python3.9, Python3.11 -
+# Python3.13". 24.04: Python3.7 - Python3.11, Python3.13 (deadsnakes/issues#284 corrects the description, which
+# copied jammy's line; #337: no 3.12 on noble, Ubuntu ships it). 20.04 is gone: the PPA deletes a release's
+# packages once it reaches end of life (deadsnakes/issues#251; focal's standard support ended 2025-05-31). The
+# release's own python3 (3.10 on jammy, 3.12 on noble) comes from Ubuntu itself. 3.14 is not listed: not confirmed.
 DEADSNAKES = {
-    "20.04": ("3.5", "3.6", "3.7", "3.9", "3.10", "3.11", "3.12", "3.13"),
     "22.04": ("3.7", "3.8", "3.9", "3.11", "3.12", "3.13"),
+    "24.04": ("3.7", "3.8", "3.9", "3.10", "3.11", "3.13"),
 }
-DEADSNAKES_SOURCE = "launchpad.net/~deadsnakes/+archive/ubuntu/ppa, 'Supported Ubuntu and Python Versions' " \
-                    "(quoted in github.com/deadsnakes/issues/issues/266)"
+DEADSNAKES_SOURCE = "launchpad.net/~deadsnakes/+archive/ubuntu/ppa 'Supported Ubuntu and Python Versions' " \
+                    "(deadsnakes/issues#266 for jammy, #284 for noble; #251: end-of-life releases are deleted)"
 # Ubuntu's own python3 per LTS release (packages.ubuntu.com, package python3: focal 3.8.2, jammy 3.10.6, noble 3.12.3).
 UBUNTU_PYTHON = {"20.04": "3.8", "22.04": "3.10", "24.04": "3.12"}
 UBUNTU_SOURCE = "packages.ubuntu.com python3 (focal 3.8, jammy 3.10, noble 3.12)"
@@ -35,7 +38,7 @@ WINDOWS_LAST_INSTALLER = {"3.5": "3.5.4", "3.6": "3.6.8", "3.7": "3.7.9", "3.8":
                           "3.10": "3.10.11", "3.11": "3.11.9", "3.12": "3.12.10"}
 WINDOWS_SOURCE = "python.org/downloads/windows (last installer per minor: its last bugfix release)"
 
-# conda-forge builds CPython 3.6 and newer for linux-64, win-64 and osx-64, and 3.8 and newer for osx-arm64 (the
+# conda-forge (named with -c: a default channel may not carry old Pythons) builds CPython 3.6 and newer for linux-64, win-64 and osx-64, and 3.8 and newer for osx-arm64 (the
 # platform started in 2020 with 3.8: conda-forge.org/blog "Apple Silicon" / anaconda.org/conda-forge/python files).
 CONDA_SOURCE = "anaconda.org/conda-forge/python (files per platform: 3.6+ on linux-64/win-64/osx-64, 3.8+ osx-arm64)"
 
@@ -84,7 +87,7 @@ def python_sources(version: str, os_name: Os, *, ubuntu: str | None = None, arm6
         found.append(PythonSource("python.org", f"install Python {version} from python.org/downloads/macos",
                                   "python.org/downloads/macos"))
     if _minor(version) >= ((3, 8) if arm64_mac else (3, 6)):
-        found.append(PythonSource("conda", f"conda create -n py{tag} python={version}", CONDA_SOURCE))
+        found.append(PythonSource("conda", f"conda create -n py{tag} -c conda-forge python={version}", CONDA_SOURCE))
     if os_name is not Os.WINDOWS:
         found.append(PythonSource("pyenv", f"pyenv install {version}",
                                   "github.com/pyenv/pyenv (builds any CPython release from source)"))
