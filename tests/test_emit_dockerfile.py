@@ -186,9 +186,11 @@ def test_cpu_stack_uses_python_slim(kb):
 
 
 def test_windows_stack_gets_no_dockerfile(kb):
-    _, text = plan(kb, tf="2.3", os="windows", gpu="GTX 1080")
-    assert from_image(text) is None
-    assert "containers run Linux" in text
+    from stackresolve.emit import FormatRefused
+
+    with pytest.raises(FormatRefused, match="containers run Linux") as refused:
+        plan(kb, tf="2.3", os="windows", gpu="GTX 1080")
+    assert "powershell" in refused.value.usable and "dockerfile" not in refused.value.usable
 
 
 def test_every_linux_gpu_line_gets_a_base_matching_its_cuda_and_cudnn(kb):
@@ -198,14 +200,17 @@ def test_every_linux_gpu_line_gets_a_base_matching_its_cuda_and_cudnn(kb):
     for line in kb.lines:
         if not line.gpu_package_linux or kb.tested_build(line.version, "linux", True) is None:
             continue
-        resolution, text = plan(kb, tf=line.version, os="linux", gpu="GTX 1080")
+        from stackresolve.emit import FormatRefused
+
+        try:
+            resolution, text = plan(kb, tf=line.version, os="linux", gpu="GTX 1080")
+        except FormatRefused as refused:
+            assert "No Dockerfile" in str(refused)
+            continue
         stack = resolution.stack
         if stack is None or not stack.cuda:
             continue
         image = from_image(text)
-        if image is None:
-            assert "No Dockerfile" in text
-            continue
         if stack.cuda.delivery != "system":
             assert image.startswith("python:")
             continue

@@ -20,7 +20,6 @@ from packaging.requirements import Requirement
 from stackresolve.emit.header import header_lines
 from stackresolve.model.enums import Os
 from stackresolve.model.stack import Resolution
-from stackresolve.plan import Refusal
 from stackresolve.plan.apt import AptPipOnlyPlan, AptPlan
 from stackresolve.plan.pip import PipPlan
 
@@ -174,13 +173,6 @@ def _driver_reminder(stack, reboot: bool) -> str:
     return f"echo {_q(text)}\n"
 
 
-def _not_applicable(resolution: Resolution, why: str, instead: str) -> str:
-    # A quoted here-document: nothing in the (single-line) message is expanded or executed.
-    message = _CONTROL.sub(" ", f"stackresolve: {why} {instead}")
-    return (f"#!/usr/bin/env bash\n{_header(resolution)}{_comment(why)}set -euo pipefail\n"
-            f"cat >&2 <<'STACKRESOLVE_MESSAGE'\n{message}\nSTACKRESOLVE_MESSAGE\nexit 1\n")
-
-
 def _common_values(pip: PipPlan, supported: str) -> str:
     return (f"SUPPORTED_RELEASES={_q(supported)}\n"
             f"PYTHON_VERSION={_q(pip.python)}\n"
@@ -302,10 +294,7 @@ def _system_cuda(plan: AptPlan) -> str:
 
 
 def render(plan) -> str:
-    """The apt plan as a bash script. A plan that cannot apply is still a script: it prints why and exits 1, so
-    `plans.apt` in the JSON output is always a runnable text."""
-    if isinstance(plan, Refusal):
-        return _not_applicable(plan.resolution, plan.why, plan.instead)
+    """The apt plan as a bash script (a stack it cannot express never gets here: emit.FormatRefused)."""
     if isinstance(plan, AptPipOnlyPlan):
         return _pip_only(plan)
     return _system_cuda(plan)

@@ -6,7 +6,6 @@ import re
 import shlex
 
 from stackresolve.emit.header import header_lines
-from stackresolve.plan import Refusal
 from stackresolve.plan.docker import DockerPlan
 
 _MINOR = re.compile(r"^\d+\.\d+$")
@@ -32,11 +31,6 @@ def _run_pip(python: str, pip) -> str:
 
 
 def render(plan) -> str:
-    if isinstance(plan, Refusal):
-        out = [safe_header(plan.resolution, "dockerfile"), f"# {one_line(plan.why)}\n"]
-        if plan.instead:
-            out.append(f"# {one_line(plan.instead)}\n")
-        return "".join(out)
     plan: DockerPlan
     resolution, base, stack = plan.resolution, plan.base, plan.resolution.stack
     if not _MINOR.match(base.python):

@@ -9,7 +9,7 @@ from stackresolve.model.stack import Resolution
 SCHEMA = "stackresolve/plan@1"
 
 
-def document(resolution: Resolution, plans: dict[str, str]) -> dict:
+def document(resolution: Resolution, plans: dict[str, str], refused: dict[str, str] | None = None) -> dict:
     return {
         "schema": SCHEMA,
         "status": resolution.status,
@@ -18,9 +18,11 @@ def document(resolution: Resolution, plans: dict[str, str]) -> dict:
         "findings": [f.to_json() for f in resolution.findings],
         "alternatives": [a.to_json() for a in resolution.alternatives],
         "plans": plans,
+        # format -> why it cannot express this stack (those formats are absent from `plans`; --format exits 2)
+        "refused_formats": dict(refused or {}),
         "knowledge_base": {"version": resolution.kb_version, "index_data": resolution.index_data},
     }
 
 
-def render(resolution: Resolution, plans: dict[str, str]) -> str:
-    return json.dumps(document(resolution, plans), indent=2) + "\n"
+def render(resolution: Resolution, plans: dict[str, str], refused: dict[str, str] | None = None) -> str:
+    return json.dumps(document(resolution, plans, refused), indent=2) + "\n"
