@@ -325,6 +325,24 @@ def test_second_run_skips_the_configured_repository(kb, tmp_path):
     assert "curl" not in log
 
 
+def test_a_repository_configured_before_the_key_rotation_gets_the_current_key(kb, tmp_path):
+    """NVIDIA's notice (April 2022): systems set up with the retired key 7fa2af80 fail `apt-get update` with
+    NO_PUBKEY A4B469963BF863CC until the current key 3bf863cc is added."""
+    resolution = resolution_for(kb, "1.15", "linux")
+    script = write_script(tmp_path, render_apt(resolution, kb))
+    old_style = tmp_path / "apt" / "sources.list.d" / "cuda.list"
+    old_style.parent.mkdir(parents=True)
+    old_style.write_text("deb https://developer.download.nvidia.com/compute/cuda/repos/ubuntu1804/x86_64 /\n")
+    done, log = run_stubbed(tmp_path, script, "18.04", "3.7")
+    assert done.returncode == 0, done.stderr
+    assert "configured without signed-by" in done.stdout
+    calls = log.splitlines()
+    fetched = next(i for i, line in enumerate(calls) if "cuda/repos/ubuntu1804/x86_64/3bf863cc.pub" in line)
+    installed = next(i for i, line in enumerate(calls) if "trusted.gpg.d/stackresolve-nvidia-cuda-current.gpg" in line)
+    first_update = next(i for i, line in enumerate(calls) if "apt-get update" in line and i > fetched)
+    assert fetched < installed < first_update
+
+
 # -- hostile data ------------------------------------------------------------------------------------------
 def test_parser_rejects_package_strings_that_are_not_package_strings():
     doc = read_constraints("apt.toml")

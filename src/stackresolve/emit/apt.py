@@ -90,8 +90,29 @@ install_signing_key() {
   as_root install -m 0644 "$WORK_DIR/signing-key.gpg" "$KEYRING_PATH"
 }
 
-if repo_configured "$CUDA_REPO_URL"; then
+# A repository configured before April 2022 (an old cuda-repo-*.deb, or apt-key with 7fa2af80) trusts only NVIDIA's
+# retired key, and `apt-get update` then fails with NO_PUBKEY A4B469963BF863CC: NVIDIA's notice has such systems add
+# the current key. It goes into trusted.gpg.d, which is what a source line without signed-by uses.
+trust_current_key() {
+  local target="$APT_ETC/trusted.gpg.d/stackresolve-nvidia-cuda-current.gpg"
+  if [ -z "$CURRENT_KEY_FILE" ] || [ -s "$target" ]; then return 0; fi
+  need_download_tools
+  fetch "$CUDA_REPO_URL/$CURRENT_KEY_FILE" "$WORK_DIR/current-key.pub"
+  gpg --dearmor < "$WORK_DIR/current-key.pub" > "$WORK_DIR/current-key.gpg"
+  as_root install -m 0644 "$WORK_DIR/current-key.gpg" "$target"
+}
+
+repo_signed_by() {
+  local lines
+  lines="$(grep -rhsF -- "$1" "$APT_ETC/sources.list" "$APT_ETC/sources.list.d/" || true)"
+  [[ "$lines" == *"signed-by="* ]]
+}
+
+if repo_configured "$CUDA_REPO_URL" && repo_signed_by "$CUDA_REPO_URL"; then
   echo "NVIDIA CUDA repository $CUDA_REPO_URL is already configured: skipping"
+elif repo_configured "$CUDA_REPO_URL"; then
+  echo "NVIDIA CUDA repository $CUDA_REPO_URL is configured without signed-by: adding NVIDIA's current key"
+  trust_current_key
 else
   need_download_tools
   if [ "$KEYRING_METHOD" = cuda-keyring ]; then
@@ -244,6 +265,7 @@ def _release_case(plan: AptPlan) -> str:
             f"KEYRING_METHOD={_q(rp.keyring.method)}",
             f"KEYRING_FILE={_q(rp.keyring.file)}",
             f"SIGNING_KEY_FILE={_q(rp.signing_key.file if rp.signing_key else '')}",
+            f"CURRENT_KEY_FILE={_q(rp.current_key.file if rp.current_key else '')}",
             f"ML_REPO_URL={_q(rp.ml_repo_url)}",
             f"DRIVER_PACKAGE={_q(rp.driver.package if rp.driver else '')}",
         ]

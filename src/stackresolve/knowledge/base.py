@@ -164,6 +164,14 @@ class KnowledgeBase:
         return self.install.cuda_images
 
     @property
+    def key_rotation(self):
+        return self.install.key_rotation
+
+    def ubuntu_pythons(self, release: str) -> tuple[str, ...]:
+        """The CPython minors Ubuntu `release`'s own archive carries (empty when not recorded)."""
+        return next((u.pythons for u in self.install.ubuntu_pythons if u.ubuntu == release), ())
+
+    @property
     def cuda_installers(self):
         return self.install.cuda_installers
 
