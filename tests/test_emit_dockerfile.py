@@ -27,6 +27,8 @@ from stackresolve.knowledge.loader import constraints_dir, knowledge
 from stackresolve.resolve import resolve
 from stackresolve.request import Flags, build_request
 
+from plan_reading import base_record, from_image, python_run_by
+
 
 def render_dockerfile(resolution, kb, **options):
     """The dockerfile plan as `stackresolve plan --format dockerfile` prints it."""
@@ -59,19 +61,6 @@ def kb():
 def plan(kb, **flags):
     resolution = resolve(kb, build_request(kb, Flags(**flags), None))
     return resolution, render_dockerfile(resolution, kb)
-
-
-def from_image(text: str) -> str | None:
-    found = re.findall(r"^FROM (\S+)\s*$", text, re.MULTILINE)
-    assert len(found) <= 1, found
-    return found[0] if found else None
-
-
-def base_record(kb, image: str):
-    """The docker.toml record behind a FROM image."""
-    repo, tag = image.split(":", 1)
-    pool = kb.tf_images if repo == "tensorflow/tensorflow" else kb.cuda_images if repo == "nvidia/cuda" else ()
-    return next((r for r in pool if r.tag == tag), None)
 
 
 # -- the data ------------------------------------------------------------------------------------------
@@ -242,20 +231,9 @@ def test_pip_lines_are_quoted_requirements(kb):
 
 
 # -- the Python each Dockerfile runs, and NVIDIA's key rotation ------------------------------------------------
-def python_run_by(kb, text: str) -> str:
-    """The CPython minor a Dockerfile installs the plan with: the venv's interpreter, else the base image's own
-    python3 (docker.toml), else the python:<X.Y>-slim tag."""
-    venv = re.search(r"^RUN python(\d+\.\d+) -m venv /opt/venv$", text, re.M)
-    if venv:
-        return venv.group(1)
-    image = from_image(text)
-    if image.startswith("python:"):
-        return image.split(":")[1].removesuffix("-slim")
-    if image.startswith("nvcr.io/nvidia/tensorflow:"):  # NVIDIA's NGC container: its Python per release notes
-        return next(b.pythons[0] for b in kb.nvidia_builds if b.kind == "container" and b.tag == image)
-    record = base_record(kb, image)
-    assert record is not None and "RUN python3 -m pip install" in text, image
-    return record.python
+@pytest.fixture(scope="module")
+def dockerfiles(kb):
+    return list(linux_gpu_dockerfiles(kb))
 
 
 def linux_gpu_dockerfiles(kb):
@@ -276,9 +254,9 @@ def linux_gpu_dockerfiles(kb):
                     yield resolution, text
 
 
-def test_every_dockerfile_runs_the_python_its_header_states(kb):
+def test_every_dockerfile_runs_the_python_its_header_states(kb, dockerfiles):
     checked = 0
-    for resolution, text in linux_gpu_dockerfiles(kb):
+    for resolution, text in dockerfiles:
         python = resolution.stack.python.recommended
         assert f", Python {python}," in text.splitlines()[1], text.splitlines()[1]
         assert python_run_by(kb, text) == python, (resolution.stack.summary, from_image(text))
@@ -298,9 +276,9 @@ def test_images_from_before_the_key_rotation_are_marked(images):
     assert images.key_rotation.error == "NO_PUBKEY A4B469963BF863CC"
 
 
-def test_the_new_key_is_installed_before_the_first_apt_get_update(kb):
+def test_the_new_key_is_installed_before_the_first_apt_get_update(kb, dockerfiles):
     seen = set()
-    for resolution, text in linux_gpu_dockerfiles(kb):
+    for resolution, text in dockerfiles:
         record = base_record(kb, from_image(text))
         if record is None or "RUN apt-get update" not in text:
             continue

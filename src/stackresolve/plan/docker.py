@@ -231,9 +231,13 @@ def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()
             return Refusal(resolution, f"No Dockerfile: NVIDIA's NGC container of release {release} runs Python "
                                        f"{same.pythons[0]}, not the stack's {stack.python.recommended}.",
                            "Use --format pip.")
+        differs = "" if _same_cudnn(stack, same.cudnn) else (
+            f" (NVIDIA's own cuDNN for this release; the pip and conda plans install cuDNN {stack.cudnn.version}, "
+            f"which TensorFlow loads as well: {cudnn_rule_text(stack.cudnn.compiled)})")
         base = Base(same.tag, "ngc", stack.python.recommended,
                     f"NVIDIA's NGC TensorFlow 1 container of the same release {release}: TensorFlow "
-                    f"{same.tf_base} with CUDA {same.cuda} and cuDNN {same.cudnn}, as the pip build", same.source)
+                    f"{same.tf_base} with CUDA {same.cuda} and cuDNN {same.cudnn}{differs}, as the pip build",
+                    same.source)
         return DockerPlan(resolution, base, pip_plan.decide(resolution), check_code=check)
     chosen = choose_base(resolution, kb)
     if chosen is None:

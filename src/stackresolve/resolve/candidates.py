@@ -351,14 +351,19 @@ def _nvidia_candidates(kb: KnowledgeBase, request: Request) -> list[FrameworkCan
             continue
         pythons = build.pythons if build.kind == "pip" else build.pythons[:1]
         cudnn = ".".join(build.cudnn.split(".")[:3]) if build.cudnn else None
+        delivery = (Delivery.CONTAINER if build.kind == "container" else
+                    Delivery.PIP_WHEELS if build.cuda_wheels else Delivery.SYSTEM)
+        # A container or the CUDA wheels bring exactly NVIDIA's cuDNN; a wheel that takes cuDNN from the system
+        # loads any cuDNN TensorFlow's rule accepts (same major, minor not older), so the plan chooses one every
+        # install channel carries, as for the stock builds.
+        fixed = None if delivery is Delivery.SYSTEM else cudnn
         out.append(FrameworkCandidate(
             vendor=Vendor.NVIDIA,
             distribution="nvidia-tensorflow" if build.kind == "pip" else None,
             version=build.version if build.kind == "pip" else build.tf_base,
             line=line, pythons=tuple(p for p in pythons if p in PLANNABLE_PYTHONS), gpu=True, source=build.source,
-            cuda=build.cuda_line, cuda_release=build.cuda, cudnn_compiled=cudnn, cudnn_fixed=cudnn,
-            delivery=(Delivery.CONTAINER if build.kind == "container" else
-                      Delivery.PIP_WHEELS if build.cuda_wheels else Delivery.SYSTEM),
+            cuda=build.cuda_line, cuda_release=build.cuda, cudnn_compiled=cudnn, cudnn_fixed=fixed,
+            delivery=delivery,
             extras=("horovod",) if build.kind == "pip" else (),
             arch=nvidia_arch(kb, build, toolkit), nvidia=build))
     return out

@@ -46,6 +46,7 @@ class Req:
     driver_min: Version | None = None  # driver requirements also carry bounds, to compute a minimum
     cuda: str | None = None  # set when the requirement only admits this CUDA line (cuda) or builds for it (cudnn)
     prefer: str | None = None  # cudnn: the version to try first (the policy's choice)
+    channels: tuple[str, ...] | None = None  # cudnn: the install channels that carry it in the plans (None: all)
 
 
 class StackProvider(AbstractProvider):
@@ -76,9 +77,12 @@ class StackProvider(AbstractProvider):
             pool = cuda_pool(self.kb, cuda) if identifier == "cuda" else cudnn_pool(self.kb, cuda)
             if identifier == "cudnn":
                 prefer = next((r.prefer for r in reqs if r.prefer), None)
+                only = next((r.channels for r in reqs if r.channels is not None), None)
                 if prefer and cuda:
-                    channels = self.kb.cudnn_channels(cuda, self.request.os.value)
-                    pool = self.kb.memo(("cudnn_order", cuda, prefer, self.request.os),
+                    channels = {name: versions for name, versions in
+                                self.kb.cudnn_channels(cuda, self.request.os.value).items()
+                                if only is None or name in only}
+                    pool = self.kb.memo(("cudnn_order", cuda, prefer, self.request.os, only),
                                         lambda: preference_order(pool, prefer, channels))
         return [c for c in pool if c not in bad and all(r.test(c) for r in reqs)]
 
@@ -173,7 +177,9 @@ def framework_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCan
         lambda c, m=compiled, cuda=fw.cuda: cudnn_accepts(m, c.release.version) and c.build.fits(cuda),
         f"TensorFlow {fw.line.version} was compiled with cuDNN {compiled}: it loads cuDNN "
         f"{cudnn_rule_text(compiled)} built for CUDA {fw.cuda}",
-        f"{source}; {CUDNN_RULE_SOURCE}", cuda=fw.cuda, prefer=prefer))
+        f"{source}; {CUDNN_RULE_SOURCE}", cuda=fw.cuda, prefer=prefer,
+        # NVIDIA's wheels install with pip, not apt (plan/apt.py refuses them): conda is their channel for cuDNN
+        channels=("conda",) if fw.nvidia else None))
     return deps
 
 
