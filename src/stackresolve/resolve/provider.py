@@ -223,19 +223,19 @@ def planned_driver_minimum(request: Request, fw: FrameworkCandidate, toolkit) ->
 
 def gpu_driver_floor(kb: KnowledgeBase, request: Request):
     """(driver, why, source) the requested GPUs need to be supported at all: the driver of the first CUDA
-    toolkit for the newest GPU's architecture (NVIDIA's CUDA Toolkit, Driver and Architecture Matrix lists the
-    first toolkit per architecture; a driver older than that predates the architecture: Blackwell needs CUDA
-    12.8's driver, R570). A lower bound: single boards of an architecture came later (RTX 3060: R460).
-    None when no GPU is named or no toolkit is recorded."""
+    toolkit that targets the newest GPU's compute capability (not its architecture's first: sm_86 came with CUDA
+    11.1, a year after Ampere's sm_80 in 11.0, so an RTX 3090 needs 11.1's 455.23 / 456.38, CUDA 11.1 release
+    notes Table 3; NVIDIA's CUDA Toolkit, Driver and Architecture Matrix; a driver older than that predates the
+    GPU). A lower bound: single boards came later (RTX 3060: R460). None when no GPU is named or no toolkit is
+    recorded."""
     if not request.gpus:
         return None
     newest = max(request.gpus, key=lambda g: cc_tuple(g.cc))
     support = kb.arch_support_for(newest.cc)
-    first_cc = min(support.cc, key=cc_tuple) if support else newest.cc
-    name = support.architecture.capitalize() if support else f"compute capability {newest.cc}"
+    name = f"compute capability {newest.cc}" + (f" ({support.architecture.capitalize()})" if support else "")
 
     def compute():
-        fitting = [t for t in kb.toolkits if cc_tuple(t.arch_max) >= cc_tuple(first_cc)]
+        fitting = [t for t in kb.toolkits if cc_tuple(t.arch_max) >= cc_tuple(newest.cc)]
         if not fitting:
             return None
         first = min(fitting, key=lambda t: Version(t.version))
@@ -243,11 +243,11 @@ def gpu_driver_floor(kb: KnowledgeBase, request: Request):
         if not driver:
             return None
         return (driver, f"{name} GPUs need a driver that supports them: >= {driver}, the driver of CUDA "
-                        f"{first.version}, the first toolkit for the architecture",
+                        f"{first.version}, the first toolkit for compute capability {newest.cc}",
                 f"{first.source}; https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-"
                 f"architecture-matrix.html (first CUDA toolkit per architecture)")
 
-    return kb.memo(("gpu_driver_floor", first_cc, request.driver_os), compute)
+    return kb.memo(("gpu_driver_floor", newest.cc, request.driver_os), compute)
 
 
 def driver_floor(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> str | None:
