@@ -39,6 +39,7 @@ from stackresolve.resolve.candidates import (
 from stackresolve.resolve.provider import (
     all_native,
     gpu_driver_floor,
+    newest_supported_driver,
     nvidia_driver_requirement,
     planned_driver_minimum,
     preferred_cudnn,
@@ -331,6 +332,26 @@ def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
         minimum, source, gpu_why = gpu_floor[0], gpu_floor[2], gpu_floor[1]
     compat = minor_compat_floor(toolkit, request.driver_os, all_native(request, fw))
     ok = None
+    newest = newest_supported_driver(kb, request) if detected is None else None
+    if newest is not None and minimum and compat and not gpu_why and \
+            Version(minimum) > Version(newest.last_version) >= Version(compat):
+        # No driver named and the toolkit's own minimum is past the GPUs' last branch: the plan is for that
+        # branch (the provider resolved as if its newest driver were installed), through minor-version
+        # compatibility.
+        findings.append(Finding(
+            Severity.WARNING, "driver-newest-branch",
+            f"No driver was given: {newest.architecture.capitalize()} GPUs are supported up to the "
+            f"R{newest.last_branch} branch ({newest.last_version}), older than CUDA {toolkit.version}'s own minimum "
+            f"{minimum}; this plan is for that branch, through NVIDIA's minor-version compatibility (>= {compat}): "
+            f"{fw.framework.display}'s kernels run (the wheels carry machine code for this GPU); features that "
+            f"need the newer driver, such as PTX JIT, do not.",
+            fix=f"Install the R{newest.last_branch} driver {newest.last_version} (the newest for this GPU).",
+            source=f"{newest.source}; {toolkit.source}"))
+        own_minimum, minimum = minimum, compat
+        why = (f"{newest.architecture.capitalize()} GPUs end with the R{newest.last_branch} driver branch; CUDA "
+               f"{toolkit.version} (own minimum {own_minimum}) runs on it through minor-version compatibility "
+               f"(>= {compat})")
+        return DriverPin(minimum, None, None, why, toolkit.source, compat, max_branch), findings
     if detected and minimum:
         ok = Version(detected) >= Version(minimum) or bool(
             compat and Version(detected) >= Version(compat) and not gpu_why)

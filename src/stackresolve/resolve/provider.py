@@ -95,7 +95,13 @@ class StackProvider(AbstractProvider):
         if self.request.driver:
             return DriverCandidate(detected=Version(self.request.driver), minimum=None)
         minimums = [r.driver_min for r in reqs if r.driver_min is not None]
-        return DriverCandidate(detected=None, minimum=max(minimums) if minimums else None)
+        minimum = max(minimums) if minimums else None
+        newest = newest_supported_driver(self.kb, self.request)
+        if newest is not None and minimum is not None and minimum > Version(newest.last_version):
+            # No driver named, and the stack's own minimum is past the newest driver every GPU supports (Kepler:
+            # R470): plan for that driver, as if installed; minor-version compatibility may still carry the stack.
+            return DriverCandidate(detected=Version(newest.last_version), minimum=None)
+        return DriverCandidate(detected=None, minimum=minimum)
 
 
 def preference_order(pool: list[CudnnCandidate], prefer: str,
@@ -117,6 +123,13 @@ def preference_order(pool: list[CudnnCandidate], prefer: str,
         return (missing, 2, False, tuple(-x for x in minor), newest_first)
 
     return sorted(pool, key=rank)
+
+
+def newest_supported_driver(kb: KnowledgeBase, request: Request):
+    """The ArchSupport record with the oldest last driver branch among the requested GPUs (its last_version is
+    the newest driver that still supports every GPU: Kepler, R470, 470.256.02), or None when none has one."""
+    records = [s for g in request.gpus if (s := kb.arch_support_for(g.cc)) is not None and s.last_branch]
+    return min(records, key=lambda s: Version(s.last_version)) if records else None
 
 
 def driver_at_least(candidate: DriverCandidate, minimum: Version) -> bool:
