@@ -65,6 +65,29 @@ def test_uv_is_asked_for_the_plans_python_platform_and_hashes(kb, monkeypatch):
     assert argv[3] == "requirements.in" and seen["input"].startswith("tensorflow[and-cuda]==2.15.1\n")
 
 
+def test_a_macos_lock_resolves_for_the_plans_macos(kb, monkeypatch):
+    """uv assumes macOS 13.0 for --python-platform aarch64-apple-darwin unless MACOSX_DEPLOYMENT_TARGET says
+    otherwise (`uv pip compile --help`); the plan's Metal build names its own minimum (apple.toml torch_mps)."""
+    seen = {}
+
+    def runner(argv, **kwargs):
+        seen["argv"], seen["env"] = argv, kwargs["env"]
+        Path(argv[argv.index("-o") + 1]).write_text("torch==2.15.0\n")
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr("stackresolve.fulllock.uv_binary", lambda env=None: "uv")
+    monkeypatch.setenv("MACOSX_DEPLOYMENT_TARGET", "10.9")  # the user's own setting must not leak into the lock
+    pip = pip_for(kb, torch="latest", gpu="Apple M2", os="macos", arch="arm64")
+    macos = pip.resolution.stack.framework.macos_min
+    assert macos and int(macos.split(".")[0]) >= 14
+    compile_lock(pip, "pylock.toml", index="https://index.invalid/simple", runner=runner)
+    assert seen["argv"][seen["argv"].index("--python-platform") + 1] == "aarch64-apple-darwin"
+    assert seen["env"]["MACOSX_DEPLOYMENT_TARGET"] == macos
+    compile_lock(pip_for(kb, tf="2.15", os="linux", gpu_cc="8.6"), index="https://index.invalid/simple",
+                 runner=runner)
+    assert "MACOSX_DEPLOYMENT_TARGET" not in seen["env"]
+
+
 def test_no_lock_for_nvidias_own_index(kb):
     with pytest.raises(LockUnavailable, match="NVIDIA's own index"):
         compile_lock(pip_for(kb, tf="1.15", os="linux", gpu="RTX 3090", vendor="nvidia"), runner=lambda *a, **k: None)

@@ -164,7 +164,7 @@ def companion_framework_pin(request: Request, fw: FrameworkCandidate) -> Framewo
         why += f", for Python {request.python}"
     return FrameworkPin(fw.framework.value, fw.version, fw.distribution, fw.line.version, fw.vendor, why, fw.source,
                         extras=fw.extras, variant=fw.variant, index_url=fw.index_url, index_option=fw.index_option,
-                        local_version=fw.local_version, companions=fw.companions)
+                        local_version=fw.local_version, companions=fw.companions, macos_min=fw.macos_min)
 
 
 def python_pin(request: Request, fw: FrameworkCandidate, py: PythonCandidate) -> tuple[PythonPin, list[Finding]]:

@@ -142,6 +142,7 @@ def _torch_cpu(fk: FrameworkKnowledge, request: Request, release: TorchRelease, 
     platform = request.wheel_platform
     notes = []
     metal = False
+    macos_min = ""
     if request.apple_gpu:
         mps = fk.torch_mps_of(release.version)
         metal = bool(mps and mps.mps)
@@ -150,9 +151,11 @@ def _torch_cpu(fk: FrameworkKnowledge, request: Request, release: TorchRelease, 
                          f"on the CPU")
         elif mps.macos_min:
             notes.append(f"PyTorch {release.version}'s MPS backend needs macOS {mps.macos_min} or later")
+            macos_min = mps.macos_min
     if release.default_variant.get(platform, "cpu") == "cpu":
         return FrameworkCandidate(**common, gpu=False, source=release.source, variant="cpu",
-                                  companions=_companions(fk, release, platform, ""), metal=metal, notes=tuple(notes))
+                                  companions=_companions(fk, release, platform, ""), metal=metal, notes=tuple(notes),
+                                  macos_min=macos_min)
     # Linux x86_64 (and aarch64 from 2.11): the default index carries a CUDA build; the CPU build is PyTorch's.
     option, url, local = _torch_index(release, TORCH_CPU_INDEX, "cpu")
     return FrameworkCandidate(**common, gpu=False, source=f"{release.source}; {TORCH_INDEX_SOURCE}", variant="cpu",
@@ -400,7 +403,7 @@ def apple_tensorflow(kb: KnowledgeBase, request: Request, line, stock: list[Fram
                  + (f" and needs macOS {metal.macos_min} or later" if metal.macos_min else "")
                  + "; pip does not enforce the pairing (tensorflow-metal declares no tensorflow dependency)",)
         paired.append(_with(c, pythons=pythons, companions=(f"tensorflow-metal=={metal.version}",), metal=True,
-                            source=f"{c.source}; {metal.source}", notes=notes))
+                            source=f"{c.source}; {metal.source}", notes=notes, macos_min=metal.macos_min))
     return paired or out
 
 
