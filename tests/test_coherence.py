@@ -60,8 +60,8 @@ def test_every_rendering_installs_the_same_stack(kb):
         assert doc["stack"]["framework"]["version"] == fw.version, where
         assert doc["stack"]["python"]["recommended"] == py, where
 
-        # pip: the framework pin first
-        requirements = [l for l in plans["pip"].splitlines() if l and not l.startswith("#")]
+        # pip: the framework pin first (after the index option of a build on another index)
+        requirements = [l for l in plans["pip"].splitlines() if l and not l.startswith(("#", "--"))]
         if fw.requirement:
             assert requirements[0] == fw.requirement, where
             venv = f"py -{py} -m venv" if os_name == "windows" else f"python{py} -m venv"

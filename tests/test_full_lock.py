@@ -88,9 +88,24 @@ def test_a_macos_lock_resolves_for_the_plans_macos(kb, monkeypatch):
     assert "MACOSX_DEPLOYMENT_TARGET" not in seen["env"]
 
 
-def test_no_lock_for_nvidias_own_index(kb):
-    with pytest.raises(LockUnavailable, match="NVIDIA's own index"):
-        compile_lock(pip_for(kb, tf="1.15", os="linux", gpu="RTX 3090", vendor="nvidia"), runner=lambda *a, **k: None)
+def test_a_lock_of_nvidias_build_names_nvidias_index_and_looks_past_the_placeholders(kb, monkeypatch):
+    """nvidia-tensorflow on the default index is only placeholder 0.0.1.dev releases; NVIDIA's own index is the
+    one nvidia-pyindex configures (https://pypi.ngc.nvidia.com). uv must consider every index for the name."""
+    seen = {}
+
+    def runner(argv, **kwargs):
+        seen["argv"] = argv
+        Path(argv[argv.index("-o") + 1]).write_text("nvidia-tensorflow==1.15.5+nv21.10\n")
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr("stackresolve.fulllock.uv_binary", lambda env=None: "uv")
+    pip = pip_for(kb, tf="1.15", os="linux", gpu="RTX 3090", vendor="nvidia")
+    assert pip.pre_install == ()
+    compile_lock(pip, index="https://index.invalid/simple", runner=runner)
+    argv = seen["argv"]
+    assert argv[argv.index("--extra-index-url") + 1] == "https://pypi.ngc.nvidia.com"
+    assert argv[argv.index("--index-url") + 1] == "https://index.invalid/simple"
+    assert argv[argv.index("--index-strategy") + 1] == "unsafe-best-match"
 
 
 def test_pylock_cuda_wheels_are_read_too():

@@ -49,6 +49,7 @@ class KnowledgeBase:
     nvidia_builds: tuple[NvidiaBuild, ...] = ()
     cudnn_artifacts: tuple[CudnnArtifact, ...] = ()
     nvidia_index: str = ""  # the source saying how NVIDIA's index is reached (nvidia-pyindex)
+    nvidia_index_url: str = ""  # NVIDIA's own package index, as nvidia-pyindex configures it
     # What the install channels carry, computed from the install facts when the knowledge base is built (see
     # knowledge/install.py): the resolver needs these tables, not the install facts themselves.
     cudnn_tables: dict = field(default_factory=dict, repr=False, compare=False)

@@ -156,10 +156,6 @@ def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()
     name = validate_env_name(options.env_name if options.env_name is not None else default_name)
     notes: list[str] = []
     channel, cuda_specs, cudnn, extra_pip = DEFAULT_CHANNEL, (), None, ()
-    if stack.framework.index is not None:
-        notes += ["nvidia-tensorflow is not on the default package index: NVIDIA hosts it. The environment gets "
-                  "nvidia-pyindex (it adds NVIDIA's index to pip's configuration); then, inside it:",
-                  "  python -m pip install -r requirements.txt   (from stackresolve plan ... --format pip)"]
     if stack.delivery in (Delivery.PIP_WHEELS, Delivery.BUNDLED):
         notes.append(pip.cuda_note + " No conda CUDA packages.")
     elif stack.delivery is Delivery.SYSTEM:

@@ -139,7 +139,9 @@ def framework_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -
         return FrameworkPin("tensorflow", fw.version, fw.distribution, "1.15", Vendor.NVIDIA, why, fw.source,
                             extras=fw.extras, base_version=build.tf_base,
                             index=None if fw.container else NVIDIA_INDEX, container=fw.container,
-                            vendor_release=build.release)
+                            vendor_release=build.release,
+                            index_url=None if fw.container else kb.nvidia_index_url or None,
+                            index_option=None if fw.container else "--extra-index-url")
     release = fw.release
     newer = [w for w in kb.wheel_releases(release.package)
              if w.line == fw.line.version and w.key > fw.key and not w.stub]
@@ -441,8 +443,9 @@ def nvidia_findings(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate)
     findings = [Finding(Severity.INFO, "nvidia-build", f"NVIDIA's build {name} is chosen: {reason}",
                         source=build.source)]
     if not fw.container:
-        findings.append(Finding(Severity.INFO, "nvidia-index", NVIDIA_INDEX_NOTE + ".",
-                                fix="pip install nvidia-pyindex, then pip install -r requirements.txt",
+        findings.append(Finding(Severity.INFO, "nvidia-index", NVIDIA_INDEX_NOTE.format(url=kb.nvidia_index_url) + ".",
+                                fix="pip install -r requirements.txt (its first line names NVIDIA's index); with "
+                                    "uv: uv pip install --index-strategy unsafe-best-match -r requirements.txt",
                                 source=kb.nvidia_index_source()))
     return findings
 

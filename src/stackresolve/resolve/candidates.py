@@ -32,9 +32,12 @@ from stackresolve.request import PYTHON_RELEASES, Request
 # NVIDIA's TF1 release notes ("GPU Requirements") say "CUDA compute capability 6.0 and later" for every release
 # read (constraints/nvidia_tensorflow.toml header); the upper end is what the build's CUDA toolkit targets.
 NVIDIA_GPU_FLOOR = "6.0"
-NVIDIA_INDEX = "nvidia (through nvidia-pyindex)"
-NVIDIA_INDEX_NOTE = ("nvidia-tensorflow is not on the default package index: NVIDIA hosts it. `pip install "
-                     "nvidia-pyindex` first adds NVIDIA's index to pip's configuration")
+NVIDIA_INDEX = "nvidia"
+NVIDIA_INDEX_NOTE = ("nvidia-tensorflow is not on the default package index (only placeholder 0.0.1.dev releases "
+                     "are): NVIDIA hosts it on its own index, {url}, the one nvidia-pyindex adds to pip's "
+                     "configuration. The plans name that index with --extra-index-url (nvidia-pyindex itself no "
+                     "longer builds on current pip: NVIDIA/tensorflow#74); the exact pin keeps the placeholders out, "
+                     "and uv needs --index-strategy unsafe-best-match to look past the first index that has a name")
 # Pythons a plan may recommend, oldest first (older ones have no wheels of anything we plan).
 PLANNABLE_PYTHONS = PYTHON_RELEASES[PYTHON_RELEASES.index("2.7"):]
 
