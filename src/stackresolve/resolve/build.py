@@ -54,6 +54,16 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
     py: PythonCandidate = mapping["python"]
     findings: list[Finding] = [Finding(Severity.INFO, "assumed", a) for a in request.assumptions]
     findings += [Finding(Severity.INFO, "build-note", f"{fw.label}: {note}.", source=fw.source) for note in fw.notes]
+    if fw.arch_unverified and request.gpus and fw.arch is not None:
+        ccs = ", ".join(f"sm_{c.replace('.', '')}" for c in fw.arch.sass)
+        findings.append(Finding(
+            Severity.WARNING, "arch-not-verified",
+            f"{fw.label}: the GPU architectures compiled into this build were not verified (read neither in "
+            f"PyTorch's build scripts at the release nor in the wheel); the plan assumes the list of the earlier "
+            f"{fw.variant} builds ({ccs}), so machine code for " + ", ".join(f"compute capability {g.cc}"
+                                                                         for g in request.gpus) + " is not certain.",
+            fix="After installing, check: python -c \"import torch; print(torch.cuda.get_arch_list())\"",
+            source=fw.source))
 
     framework = framework_pin(kb, request, fw)
     python, python_findings = python_pin(request, fw, py)

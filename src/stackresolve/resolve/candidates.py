@@ -85,6 +85,7 @@ class FrameworkCandidate:
     preference: tuple = ()  # within a release: which build to try first (smaller first)
     metal: bool = False  # runs on an Apple GPU through Metal (tensorflow-metal, MPS)
     macos_min: str = ""  # the macOS the Metal build needs ("14.0"): a macOS lock resolves for it
+    arch_unverified: bool = False  # its GPU architecture list is carried over, read neither at the release nor in it
     notes: tuple[str, ...] = ()  # facts about the build a plan must say (a finding each)
     wheel_floors: tuple[str, ...] = ()  # "nvidia-cudnn-cu12==9.3.0.75": an extra's ranges pinned at their floors
     name: str = "framework"

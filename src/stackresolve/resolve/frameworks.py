@@ -185,10 +185,11 @@ def _torch_gpu(kb: KnowledgeBase, request: Request, release: TorchRelease, varia
     wheels = variant.default_index and bool(release.default_requires.get(platform))
     delivery = Delivery.PIP_WHEELS if wheels else Delivery.BUNDLED
     notes = []
-    if variant.arch_basis != "measured":
-        notes.append(f"the GPU architectures of torch {release.version} {variant.name} come from "
-                     f"{variant.arch_basis or 'no source'}, not from measuring the wheel")
-    fields = dict(common, gpu=True, variant=variant.name, cuda=variant.cuda, cuda_release=variant.cuda_full or None,
+    unverified = variant.arch_basis in ("", "not verified")
+    if not unverified and variant.arch_basis != "measured":
+        notes.append(f"the GPU architectures of torch {release.version} {variant.name} are taken from the "
+                     f"{variant.arch_basis}; the wheel itself was not measured")
+    fields = dict(common, gpu=True, arch_unverified=unverified, variant=variant.name, cuda=variant.cuda, cuda_release=variant.cuda_full or None,
                   cudnn_compiled=cudnn3, cudnn_fixed=cudnn3, cudnn_full=cudnn, delivery=delivery, arch=arch,
                   preference=(not variant.default_index, tuple(-x for x in Version(variant.cuda).release)), notes=tuple(notes))
     if variant.default_index:
