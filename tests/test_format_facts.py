@@ -61,3 +61,53 @@ def test_nvidia_1_15_conda_installs_the_decided_cudnn(kb):
     specs = [d for d in yaml.safe_load(text)["dependencies"] if isinstance(d, str)]
     assert f"cudnn={stack.cudnn.version}" in specs and stack.cudnn.version == "8.2.1"
     assert "substitute" not in text
+
+
+# -- facts corrected -----------------------------------------------------------------------------------------
+def test_no_jax_metal_where_jaxs_guide_says_mac_gpus_are_unsupported(kb):
+    # jax-ml/jax:docs/installation.md from jax-v0.9.1: "JAX is not supported on Mac/OSX GPU"; jax-metal 0.1.1's own
+    # requirement (jax>=0.4.34) would still admit the release
+    new = resolved(kb, jax="latest", os="macos", arch="arm64", gpu="Apple M2")
+    text = " ".join(f.message for f in new.findings)
+    assert "jax-metal==" not in text and "Mac GPUs are not supported" in text
+    old = resolved(kb, jax="0.4.35", os="macos", arch="arm64", gpu="Apple M2")
+    assert "add jax-metal==0.1.1" in " ".join(f.message for f in old.findings)
+
+
+def test_an_architecture_list_nobody_read_is_a_warning_not_ok(kb):
+    # torch 2.6/2.7 cu118: pytorch.toml records its sm list as "not verified" (no build script read at the tag)
+    resolution = resolved(kb, torch="2.6", os="linux", gpu="Tesla K80")
+    assert resolution.stack.framework.variant == "cu118"
+    assert resolution.status == "warning"
+    finding = next(f for f in resolution.findings if f.code == "arch-not-verified")
+    assert "sm_37" in finding.message and "get_arch_list" in finding.fix
+    assert not any("come from not verified" in f.message for f in resolution.findings)
+
+
+def test_other_routes_to_a_native_stack_are_not_called_native(kb):
+    from stackresolve.emit.text import render
+
+    text = render(resolved(kb, tf="1.15", os="linux", gpu="GeForce RTX 3090"))
+    # the stock 1.15.5 wheel is listed as another route, and its own reason says PTX only
+    assert "Nearest stacks that run natively" not in text and "Other stacks for this request" in text
+    degraded = render(resolved(kb, tf="1.15", os="linux", gpu="GeForce RTX 3090", vendor="stock"))
+    assert "Nearest stacks that run natively" in degraded
+
+
+def test_the_text_plan_prints_each_source_once_and_keeps_every_fact(kb):
+    from stackresolve.emit.text import render, split_sources
+
+    resolution = resolved(kb, tf="1.15", os="linux", gpu="GeForce RTX 3090", driver="470.82.01")
+    text = render(resolution)
+    listed = [line.split("] ", 1)[1] for line in text.split("\nSources\n")[1].splitlines() if line.strip()]
+    assert len(listed) == len(set(listed))
+    for part in listed:
+        assert text.count(part) == 1, part
+    stack = resolution.stack
+    facts = [p for p in (stack.framework, stack.python, stack.cuda, stack.cudnn, stack.driver, stack.gpu)]
+    for fact in facts:
+        assert fact.why in text
+        assert all(part in listed for part in split_sources(fact.source))
+    for finding in resolution.findings:
+        assert finding.message in text
+        assert all(part in listed for part in split_sources(finding.source))

@@ -362,6 +362,12 @@ def jax_metal_note(fk: FrameworkKnowledge, version: str) -> str:
                 return req.specifier.contains(Version(version), prereleases=True)
         return False
 
+    mac = fk.jax_platform("macos", "arm64")
+    if mac is not None and mac.apple_gpu_unsupported_from and \
+            Version(version) >= Version(mac.apple_gpu_unsupported_from):
+        # jax-metal's own requirement (jax>=0.4.34) admits it, but JAX's guide for this release says otherwise
+        return (f"JAX's install guide for jax {version} says Mac GPUs are not supported (use the CPU build; since "
+                f"jax {mac.apple_gpu_unsupported_from}): this plan installs the CPU build")
     paired = [m for m in fk.jax_metal if admits(m)]
     if not paired:
         return (f"no jax-metal release pairs with jax {version} (jax-metal's own requirements): JAX runs on the "
