@@ -57,7 +57,8 @@ def test_sm120_log_gets_a_torch_with_sm120_code(kb):
     assert doc["fix_plan"]["request"]["gpus"][0]["compute_capability"] == "12.0"
     assert "12.0" in stack["compiled_arch"]["sass"]
     text = explain("leggedlab-26-torch-sm120-rtx5090.log").stdout
-    assert f"Install plan: stackresolve plan --torch {version} --gpu-cc 12.0 --os linux" in text
+    # the GPU in the user's terms: the model the log names (the knowledge base gives it compute capability 12.0)
+    assert f"Install plan: stackresolve plan --torch {version} --gpu 'NVIDIA GeForce RTX 5090' --os linux" in text
 
 
 def test_sm120_log_keeps_the_logs_python(kb):
@@ -148,3 +149,47 @@ def test_a_gpu_problem_is_planned_for_a_gpu_on_a_host_without_one(monkeypatch):
     result = CliRunner().invoke(app, ["explain", "--file", str(CORPUS / "af-sfmlearner-39-torch-no-nvidia-driver-"
                                                                          "cpu.log"), "--format", "json"])
     assert json.loads(result.stdout)["fix_plan"]["stack"]["cuda"] is None
+
+
+# -- the fix is `plan`'s stack for the same machine ----------------------------------------------------------
+SAME_MACHINE = [
+    "tf-57103-cudart64_110-tf2.9.1-windows.log",  # TensorFlow's release from the log, Windows
+    "leggedlab-26-torch-sm120-rtx5090.log",  # PyTorch, a GPU named by the log
+    "gpt-sovits-83-torch-driver-too-old-11040.log",  # PyTorch on the driver the log implies
+    "jax-15268-cudnn-8.5.0-vs-8.6.0.log",  # JAX
+]
+
+
+@pytest.mark.parametrize("log", SAME_MACHINE)
+def test_explains_fix_is_the_stack_plan_gives_for_the_same_machine(log):
+    doc = plan_json(log)
+    fix = doc["fix_plan"]
+    text = explain(log).stdout
+    command = next(line for line in text.splitlines() if line.startswith("Install plan: stackresolve plan "))
+    args = command.removeprefix("Install plan: stackresolve ").split(" --format ")[0]
+    import shlex
+
+    planned = CliRunner().invoke(app, [*shlex.split(args), "--no-detect", "--format", "json"])
+    assert planned.exit_code in (0, 1), planned.output
+    stack = json.loads(planned.stdout)["stack"]
+    for key in ("framework", "cuda", "cudnn", "python"):
+        mine, plans = dict(fix["stack"][key] or {}), dict(stack[key] or {})
+        mine.pop("why", None), plans.pop("why", None)  # the words name what was asked ('latest', '2.9.1')
+        assert mine == plans, (key, args)
+    assert fix["stack"]["driver"]["min"] == stack["driver"]["min"]
+
+
+def test_the_users_release_is_kept_unless_it_cannot_work_and_then_the_text_says_why(tmp_path):
+    # torch 2.0.1 has no code for sm_120 (its builds end at sm_90): the fix moves and says why
+    log = tmp_path / "torch201-rtx5090.log"
+    log.write_text("NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch "
+                   "installation.\nThe current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70 "
+                   "sm_75 sm_80 sm_86 sm_90.\ntorch==2.0.1\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["explain", "--file", str(log), "--no-detect"])
+    assert "(PyTorch 2.0.1 cannot fix it here (" in result.stdout and "compute capability 12.0" in result.stdout
+    doc = json.loads(CliRunner().invoke(app, ["explain", "--file", str(log), "--no-detect", "--format", "json"]).stdout)
+    assert doc["fix_plan_moved"].startswith("PyTorch 2.0.1 cannot fix it here")
+    # a release that works is kept: no such line
+    kept = CliRunner().invoke(app, ["explain", "--file", str(CORPUS / "gpt-sovits-83-torch-driver-too-old-11040.log"),
+                                    "--no-detect", "--torch", "1.12.1"])
+    assert "cannot fix it here" not in kept.stdout and "torch==1.12.1" in kept.stdout

@@ -13,7 +13,6 @@ import copy
 import json
 import subprocess
 import sys
-import time
 from dataclasses import FrozenInstanceError, dataclass
 from pathlib import Path
 
@@ -61,7 +60,7 @@ def kb():
 
 
 def request(text: str, errors, kb, overrides: FixOverrides | None = None) -> FixRequest:
-    return fix_request(explain_text(text, errors), kb.tested_builds, overrides, kb.compiled_archs)
+    return fix_request(explain_text(text, errors), kb, overrides)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -173,7 +172,7 @@ def test_fix_request_is_frozen_and_typed():
     assert FixRequest().to_json_dict() == {}
 
 
-def test_any_records_with_the_documented_attributes_do(errors):
+def test_the_tested_builds_come_from_the_knowledge_base_it_is_given(errors):
     @dataclass(frozen=True)
     class Row:
         line: str
@@ -181,16 +180,18 @@ def test_any_records_with_the_documented_attributes_do(errors):
         cuda: str
         cudnn: str
 
-    rows = [Row("2.9", "windows", "11.2", "8.1"), Row("2.4", "windows", "11.0", "8.0")]
+    class TwoRows:  # what fix_request asks of the knowledge base: its tested-build table
+        tested_builds = [Row("2.9", "windows", "11.2", "8.1"), Row("2.4", "windows", "11.0", "8.0")]
+
     text = LOADER_WIN.format("cudart64_110.dll")
-    fix = fix_request(explain_text(text, errors), rows)
+    fix = fix_request(explain_text(text, errors), TwoRows())
     assert fix.tf_candidates == ("2.4", "2.9")
 
 
 def test_requested_stack_is_the_fix_request_as_a_dict(errors, kb):
     explanation = explain_text(LOADER_WIN.format("cudart64_110.dll") + "\nTensorFlow version: 2.9.1", errors)
-    requested = requested_stack(explanation, kb.tested_builds, None, kb.compiled_archs)
-    assert requested == fix_request(explanation, kb.tested_builds, None, kb.compiled_archs).to_json_dict()
+    requested = requested_stack(explanation, kb)
+    assert requested == fix_request(explanation, kb).to_json_dict()
     assert requested["tf"] == "2.9.1" and requested["cuda"] == "11.2" and requested["evidence"]
     json.dumps(requested)
     # without the knowledge base it still reads the log alone, as before
@@ -202,7 +203,7 @@ def test_requested_stack_is_the_fix_request_as_a_dict(errors, kb):
 
 def test_render_text_shows_the_fix_request(errors, kb):
     explanation = explain_text(LOADER_WIN.format("cudart64_110.dll") + "\nTensorFlow version: 2.9.1", errors)
-    out = render_text(explanation, fix_request(explanation, kb.tested_builds))
+    out = render_text(explanation, fix_request(explanation, kb))
     assert "The fix asks for: TensorFlow 2.9.1; OS windows; CUDA 11.2; cuDNN 8.1" in out
 
 
@@ -312,14 +313,7 @@ def test_a_padded_log_explains_like_the_log_itself(errors):
     assert big.versions_seen == small.versions_seen
 
 
-def test_a_five_megabyte_log_takes_well_under_a_second(errors):
-    text = _padded(_fixture_logs(), 5_000_000)
-    explain_text(text, errors)  # warm the per-pattern caches
-    started = time.process_time()
-    explanation = explain_text(text, errors)
-    elapsed = time.process_time() - started
-    assert explanation.has_problem
-    assert elapsed < 1.0, f"{elapsed:.2f} s of CPU for a 5 MB log"
+# The time an 8 MiB log takes is a budget of scripts/bench.py (timed tests fail under load).
 
 
 def test_needles_are_literals_every_match_contains():

@@ -59,7 +59,7 @@ def log_text(path: Path) -> str:
 
 
 def request(text: str, errors, kb) -> FixRequest:
-    return fix_request(explain_text(text, errors), kb.tested_builds, None, kb.compiled_archs)
+    return fix_request(explain_text(text, errors), kb)
 
 
 def framework_codes(errors) -> set[str]:
@@ -233,7 +233,7 @@ def test_a_jax_traceback_path_and_the_jaxlib_build(errors, kb):
             "RuntimeError: jaxlib is version 0.4.7, but this version of jax requires version >= 0.4.14.\n")
     explanation = explain_text(text, errors)
     assert explanation.framework == "jax"
-    fix = fix_request(explanation, kb.tested_builds, None, kb.compiled_archs)
+    fix = fix_request(explanation, kb)
     assert fix.framework == "jax" and fix.python == "3.11" and fix.os == "linux"
     assert fix.jaxlib is None  # 0.4.23 in pip's output, 0.4.7 in the message: the log shows two
 
@@ -286,7 +286,7 @@ def test_the_json_carries_each_matchs_framework(errors, kb):
     data = json.loads(json.dumps(explanation.to_json_dict()))
     assert set(data) == {"schema", "matches", "versions_seen"}
     assert data["matches"][0]["framework"] == "jax"
-    requested = fix_request(explanation, kb.tested_builds, None, kb.compiled_archs).to_json_dict()
+    requested = fix_request(explanation, kb).to_json_dict()
     assert {k: requested[k] for k in ("framework", "framework_version", "jaxlib", "variant")} == \
         {"framework": "jax", "framework_version": "0.2.26", "jaxlib": "0.1.69", "variant": "cuda101"}
 
@@ -300,11 +300,11 @@ def test_framework_flags_name_the_framework_and_its_version(errors, kb):
     from stackresolve.explain import FixOverrides
 
     explanation = explain_text(log_text(CORPUS / "paints-undo-6-torch-not-compiled-with-cuda.log"), errors)
-    fix = fix_request(explanation, kb.tested_builds, FixOverrides(torch="2.3.0"), kb.compiled_archs)
+    fix = fix_request(explanation, kb, FixOverrides(torch="2.3.0"))
     assert (fix.framework, fix.framework_version, fix.tf) == ("pytorch", "2.3.0", None)
     assert "PyTorch 2.3.0 from --torch" in fix.evidence
     # --jax on a PyTorch log: the flag names the framework
-    fix = fix_request(explanation, kb.tested_builds, FixOverrides(jax="0.4.30"), kb.compiled_archs)
+    fix = fix_request(explanation, kb, FixOverrides(jax="0.4.30"))
     assert (fix.framework, fix.framework_version) == ("jax", "0.4.30")
 
 

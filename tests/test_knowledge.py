@@ -79,3 +79,23 @@ def test_wheel_records_have_pythons_or_say_why(kb):
     for w in kb.wheels:
         if not w.stub and not w.yanked:
             assert any(w.pythons.values()), f"{w.package} {w.version} has no wheels and is not marked stub"
+
+
+def test_what_a_log_wants_is_met_by_the_tables_values_as_they_print_them():
+    from stackresolve.knowledge.rules import version_wanted_fits
+
+    # tensorflow/docs source.md prints CUDA "10" for 10.0 and cuDNN "7" for a minimum within 7.x
+    assert version_wanted_fits("10", "10.0", "cuda") and not version_wanted_fits("10", "10.1", "cuda")
+    assert version_wanted_fits("11.2", "11.x", "cuda") and not version_wanted_fits("12.2", "11.x", "cuda")
+    assert version_wanted_fits("7", "7.6.5", "cudnn") and version_wanted_fits("8.1", "8", "cudnn")
+    assert version_wanted_fits("8.1", "8.1.0", "cudnn") and not version_wanted_fits("8.0", "8.1.0", "cudnn")
+    assert version_wanted_fits("10.2", "10.1|10.2", "cuda")
+
+
+def test_the_lines_with_machine_code_for_a_gpu_come_from_the_compiled_architectures():
+    from stackresolve.knowledge.loader import knowledge
+
+    kb = knowledge()
+    lines = kb.lines_with_native_code("5.0", "windows")
+    # TF 2.3 ships SASS for 5.2 and up (not 5.0); 2.4 brought 5.0 back (tensorflow/tensorflow#46537)
+    assert "2.3" not in lines and "2.4" in lines

@@ -36,14 +36,21 @@ class GpuTarget:
     cc: str
     architecture: str
     source: str  # "flag", "nvml", "nvidia-smi", "env:STACKRESOLVE_GPU_CC", ...
+    # A request over many machines (fleet): the driver of the machines this GPU is in. Whether a driver is new
+    # enough for a GPU's architecture is a fact of its own machine; the request's `driver` (the fleet's lowest)
+    # still decides the CUDA a stack may use.
+    driver: str | None = None
 
     @property
     def label(self) -> str:
         return f"{self.name or 'the GPU'} (compute capability {self.cc})"
 
     def to_json(self) -> dict:
-        return {"name": self.name or None, "compute_capability": self.cc, "architecture": self.architecture,
-                "source": self.source}
+        out = {"name": self.name or None, "compute_capability": self.cc, "architecture": self.architecture,
+               "source": self.source}
+        if self.driver is not None:
+            out["driver"] = self.driver
+        return out
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,8 @@ class Request:
     framework: Framework = Framework.TENSORFLOW
     apple_gpu: str | None = None  # "Apple M2": an Apple Silicon GPU (Metal), planned with cpu_only True (no CUDA)
     assumptions: tuple[str, ...] = field(default=(), compare=False)
+    # explain: the CUDA line a log's libraries ask for ("11.x", "10.1", "10.1|10.2"): only builds that load it
+    cuda_line: str | None = None
 
     @property
     def asked(self) -> str:

@@ -1,6 +1,6 @@
 """`stackresolve plan`."""
 
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -46,6 +46,10 @@ def plan(
                                             help="--lock / pylock: the package index (default: pip's)."),
     out: Optional[str] = typer.Option(None, "-o", "--output", help="Write to this file instead of stdout."),
     no_detect: bool = typer.Option(False, "--no-detect", help="Do not probe this machine; use flags only."),
+    fleet: Optional[List[str]] = typer.Option(None, "--fleet", help="Plan for many machines: a `kubectl get nodes "
+                                              "-o json` file (or -), a folder of `detect --format json` reports, "
+                                              "or an inventory file; repeatable. -o then names a folder."),
+    allow_cpu: bool = typer.Option(False, "--allow-cpu", help="--fleet: plan the CPU build for GPU-less machines."),
 ) -> None:
     """Resolve a consistent stack for a TensorFlow, PyTorch or JAX target and print the plan (exit 1 when none
     exists)."""
@@ -56,6 +60,14 @@ def plan(
     fmt = choice(fmt, (*plan_formats(), "pylock"), "--format")
     if full_lock and fmt != "pip":
         fail("--lock goes with --format pip (or use --format pylock for a PEP 751 pylock.toml)")
+    if fleet:
+        from stackresolve.cli.fleet import plan_fleet_command
+
+        plan_fleet_command(fleet, Flags(tf=tf, torch=torch, jax=jax, os="linux", python=python, cudnn=cudnn,
+                                        vendor=vendor, with_driver=with_driver),
+                           "pylock" if full_lock else fmt, out, allow_cpu, env_name,
+                           {"--os": os, "--gpu": gpu, "--gpu-cc": gpu_cc, "--driver": driver, "--arch": arch,
+                            "--cpu": cpu})
     kb = knowledge()
     flags = Flags(tf=tf, torch=torch, jax=jax, os=os, arch=arch, gpu=gpu, gpu_cc=gpu_cc, driver=driver, python=python, cudnn=cudnn,
                   cpu=cpu, vendor=vendor, with_driver=with_driver)
@@ -83,7 +95,14 @@ def emit_full_lock(resolution, fmt: str, index_url: Optional[str], out: Optional
         sys.stderr.write(render_text(resolution))
         raise typer.Exit(Exit.FAILED)
     plan = pip_plan.decide(resolution)
+    from stackresolve.cli.app import progress_reporter
+    from stackresolve.fulllock import uv_platform
+    from stackresolve.index import index_url as pip_index
+
     try:
+        platform = uv_platform(resolution.request.os, resolution.request.arch)
+        progress_reporter()(f"resolving the full lock with uv for Python {plan.python} on {platform} against "
+                            f"{pip_index(index_url)}")
         lock = compile_lock(plan, fmt, index=index_url)
     except LockUnavailable as exc:
         fail(str(exc))

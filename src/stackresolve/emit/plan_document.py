@@ -18,9 +18,9 @@ def document(resolution: Resolution, plans: dict[str, str], refused: dict[str, s
         "findings": [f.to_json() for f in resolution.findings],
         "alternatives": [a.to_json() for a in resolution.alternatives],
         "plans": plans,
+        "knowledge_base": {"version": resolution.kb_version, "index_data": resolution.index_data},
         # format -> why it cannot express this stack (those formats are absent from `plans`; --format exits 2)
         "refused_formats": dict(refused or {}),
-        "knowledge_base": {"version": resolution.kb_version, "index_data": resolution.index_data},
     }
 
 

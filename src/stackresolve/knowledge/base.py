@@ -117,6 +117,15 @@ class KnowledgeBase:
                     return arch
         return self._arch_by_line.get(line)
 
+    def lines_with_native_code(self, cc: str, os: str | None) -> list[str]:
+        """The TensorFlow lines whose official wheels carry machine code for compute capability `cc` on an OS,
+        oldest first (rules.classify_support over the compiled architectures)."""
+        from stackresolve.knowledge.rules import classify_support
+        from stackresolve.model.enums import GpuSupport
+
+        lines = sorted({a.line for a in self.compiled_archs}, key=lambda l: Version(l))
+        return [l for l in lines if classify_support(self.compiled_arch(l, os), cc) is GpuSupport.NATIVE]
+
     def cudnn_artifact(self, line: str, os: str) -> CudnnArtifact | None:
         """The cuDNN TensorFlow's own artifacts used for a line on an OS ("wsl2" is linux)."""
         table_os = "windows" if os == "windows" else "linux"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Sequence
 
 CATEGORIES = (
     "missing-cuda-runtime",
@@ -36,6 +36,7 @@ CATEGORIES = (
     "cpu-only-build",
     "package-version-mismatch",
     "driver-not-loaded",  # the driver's kernel module and its libraries are not usable as installed: no stack fixes it
+    "nccl-failure",  # NCCL cannot set up communication (shared memory, sockets): fixed on the machine or container
 )
 # Who prints a message (and whose explanation a record gives): "any" for messages of CUDA, cuDNN, the
 # dynamic loader, XLA's shared runtime or a Python package, whatever framework runs them.
@@ -102,8 +103,87 @@ def seen_placeholders() -> set[str]:
 
 _ERROR_KEYS = {
     "code", "category", "framework", "severity", "rank", "pattern", "example", "meaning", "causes", "fix",
-    "context", "pins", "source", "note", "wanted", "found",
+    "context", "pins", "source", "note", "wanted", "found", "template", "template_groups", "template_source",
+    "fix_for",
 }
+# Keys of `fix_for`: the OS or the framework the log shows (a framework and an OS together: "pytorch/linux").
+FIX_FOR_OS = ("linux", "windows", "wsl2", "macos")
+FIX_FOR_FRAMEWORKS = ("tensorflow", "pytorch", "jax", "other")
+
+
+# ----------------------------------------------------------------------------------------------
+# message templates: the text as the emitting source prints it, its format specifiers standing for values
+# ----------------------------------------------------------------------------------------------
+
+# printf (%s, %d, %zu, %.2f; %% is a literal %) and Python's str.format ({}, {0}, {name!r}; {{ and }} literals)
+_SPECIFIER = r"%%|%[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|z|j|t|L)?([diouxXeEfgGcsp])|\{\{|\}\}|\{[^{}]*\}"
+_VALUE_FOR = {  # what an unnamed specifier stands for, by its conversion
+    "d": r"-?\d+", "i": r"-?\d+", "u": r"\d+", "o": r"[0-7]+", "x": r"[0-9a-fA-F]+", "X": r"[0-9a-fA-F]+",
+    "e": r"[-+.\deE]+", "E": r"[-+.\deE]+", "f": r"[-+.\d]+", "g": r"[-+.\deE]+", "G": r"[-+.\deE]+",
+    "c": r".", "p": r"(?:0x)?[0-9a-fA-F]+",
+}
+_ANY_TEXT = r"[^\n]*?"  # %s and {}: any text within the line, as short as the rest allows
+_VERSION_TEXT = r"\d+(?:\.\d+)*"  # a named wanted_/found_ specifier is a version
+
+
+def template_regex(template: str, groups: Sequence[str] = ()) -> str:
+    """The regular expression of a message template: its literal text (runs of white space match any white
+    space, as logs wrap lines), each format specifier a value; the n-th specifier becomes the named group
+    groups[n] where that is not empty (a wanted_/found_ group matches a version)."""
+    out: list[str] = []
+    position = 0
+    index = 0
+    for match in cached_regex(_SPECIFIER).finditer(template):
+        out.append(_literal(template[position:match.start()]))
+        position = match.end()
+        token = match.group(0)
+        if token in ("%%", "{{", "}}"):
+            out.append(re.escape(token[0]))
+            continue
+        conversion = match.group(1) or "s"
+        name = groups[index] if index < len(groups) else ""
+        index += 1
+        if not name:
+            out.append(_VALUE_FOR.get(conversion, _ANY_TEXT))
+            continue
+        role, _component = group_component(name)
+        body = _VALUE_FOR.get(conversion) or (_VERSION_TEXT if role in ("wanted", "found") else r"[^\s:;,'\"()]+")
+        out.append(f"(?P<{name}>{body})")
+    out.append(_literal(template[position:]))
+    return "".join(out)
+
+
+def _literal(text: str) -> str:
+    return r"\s+".join(re.escape(part) for part in re.split(r"\s+", text)) if text else ""
+
+
+def _template_pattern(record: dict, where: str) -> str:
+    """The alternatives of a record's templates (one template or a list), their specifiers named by
+    `template_groups`; a group name used again in another template is suffixed __2, __3 (the same component)."""
+    raw = record.get("template")
+    templates = [raw] if isinstance(raw, str) else raw
+    if not isinstance(templates, list) or not templates or not all(isinstance(t, str) and t.strip() for t in templates):
+        raise _fail(where, "`template` must be a non-empty string or a list of them")
+    groups = _string_list_allowing_empty(record, "template_groups", where)
+    _text(record, "template_source", where)
+    used: dict[str, int] = {}
+    alternatives = []
+    for template in templates:
+        names = []
+        for name in groups:
+            if name:
+                used[name] = used.get(name, 0) + 1
+                name = name if used[name] == 1 else f"{name}__{used[name]}"
+            names.append(name)
+        alternatives.append(template_regex(template, names))
+    return "|".join(f"(?:{a})" for a in alternatives)
+
+
+def _string_list_allowing_empty(record: dict, key: str, where: str) -> tuple[str, ...]:
+    value = record.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(where, f"`{key}` must be a list of strings (\"\" for a value left unnamed)")
+    return tuple(value)
 _LIBRARY_KEYS = {"names", "component", "versions", "source", "note"}
 _HINT_KEYS = {"key", "pattern", "value", "example", "source", "note"}
 
@@ -143,6 +223,25 @@ class KnownError:
     wanted: tuple[tuple[str, str], ...] = ()
     found: tuple[tuple[str, str], ...] = ()
     framework: str = "any"  # one of FRAMEWORKS: who prints the message
+    # The message as the code that prints it writes it (format specifiers for the values), and where:
+    # a report matches by template, so a phrasing no one has pasted yet is known.
+    templates: tuple[str, ...] = ()
+    template_source: str = ""
+    # The fix for a log that shows an OS or a framework ("linux", "pytorch", "pytorch/linux"): the most
+    # specific key the log shows wins over `fix`.
+    fix_for: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    # `fix` as a list: alternatives, the first whose placeholders all have a value wins (the last is the fallback)
+    fixes: tuple[str, ...] = ()
+
+    def fix_in(self, framework: str | None, os_name: str | None) -> tuple[str, ...]:
+        """The fix for a log of this framework and OS (either may be unknown), as alternatives: the first
+        whose placeholders all have values is meant."""
+        table = dict(self.fix_for)
+        for key in (f"{framework}/{os_name}", framework, os_name):
+            if key and "None" not in key and key in table:
+                return table[key]
+        return self.fixes or (self.fix,)
 
 
 @dataclass(frozen=True)
@@ -174,6 +273,14 @@ class ErrorKnowledge:
     errors: tuple[KnownError, ...]
     libraries: tuple[LibraryName, ...] = ()
     hints: tuple[VersionHint, ...] = ()
+    # (CUDA release, its minimum Linux driver, its minimum Windows driver), from constraints/cuda.toml: the
+    # driver a "driver too old" message asks for, named in the fix
+    drivers: tuple[tuple[str, str, str], ...] = ()
+
+    def driver_for(self, cuda: str) -> tuple[str, str] | None:
+        """(Linux, Windows) minimum drivers of a CUDA release ("10.2"; "11" is 11.0), None when unknown."""
+        wanted = cuda if "." in cuda else f"{cuda}.0"
+        return next(((linux, windows) for version, linux, windows in self.drivers if version == wanted), None)
 
     def library(self, name: str) -> LibraryName | None:
         key = name.lower()
@@ -250,6 +357,14 @@ def _parse_causes(raw: Any, where: str) -> tuple[Cause, ...]:
     return tuple(causes)
 
 
+def _alternatives(value: Any, where: str, key: str) -> tuple[str, ...]:
+    """A text, or a list of texts of which the first whose placeholders all have a value is meant."""
+    texts = [value] if isinstance(value, str) else value
+    if not isinstance(texts, list) or not texts or not all(isinstance(t, str) and t.strip() for t in texts):
+        raise _fail(where, f"`{key}` must be a non-empty string or a list of them")
+    return tuple(texts)
+
+
 def _string_list(record: dict, key: str, where: str) -> tuple[str, ...]:
     value = record.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
@@ -299,7 +414,10 @@ def _parse_error(record: Any, index: int) -> KnownError:
     if not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank <= 100:
         raise _fail(where, f"`rank` must be an integer 0-100, got {rank!r}")
 
-    pattern = _text(record, "pattern", where)
+    pattern = _text(record, "pattern", where, required="template" not in record)
+    if "template" in record:
+        from_template = _template_pattern(record, where)
+        pattern = f"{pattern}|{from_template}" if pattern else from_template
     regex = _compile(pattern, where)
     for group in regex.groupindex:
         role, component = group_component(group)
@@ -311,20 +429,35 @@ def _parse_error(record: Any, index: int) -> KnownError:
 
     meaning = _text(record, "meaning", where)
     causes = _parse_causes(record.get("causes"), where)
-    fix = _text(record, "fix", where)
+    fixes = _alternatives(record.get("fix"), where, "fix")
+    fix = fixes[0]
     source = _text(record, "source", where)
     context = _string_list(record, "context", where)
     for key in context:
         if key not in HINT_KEYS:
             raise _fail(where, f"context key {key!r} is not a version_hint key ({', '.join(HINT_KEYS)})")
     pins = _string_list(record, "pins", where)
+    fix_for = record.get("fix_for", {})
+    if not isinstance(fix_for, dict):
+        raise _fail(where, "`fix_for` must be a table of \"linux\" / \"pytorch\" / \"pytorch/linux\" = \"fix\"")
+    fix_for = {key: _alternatives(value, where, f"fix_for.{key}") for key, value in fix_for.items()}
+    for key in fix_for:
+        framework_key, _, os_key = key.partition("/") if "/" in key else (key, "", "")
+        ok = (framework_key in FIX_FOR_FRAMEWORKS and os_key in ("", *FIX_FOR_OS)) or (not os_key and key in FIX_FOR_OS)
+        if not ok:
+            raise _fail(where, f"`fix_for` key {key!r}: an OS ({', '.join(FIX_FOR_OS)}), a framework "
+                               f"({', '.join(FIX_FOR_FRAMEWORKS)}) or framework/OS")
     wanted = _version_table(record, "wanted", where)
     found = _version_table(record, "found", where)
 
     allowed = set(regex.groupindex) | {"libs", "framework_name"} | seen_placeholders()
     allowed |= {f"{role}_{c}" for role in ("wanted", "found") for c in COMPONENTS}
     _check_placeholders(meaning, allowed, where, "meaning")
-    _check_placeholders(fix, allowed, where, "fix")
+    for text in fixes:
+        _check_placeholders(text, allowed, where, "fix")
+    for key, texts in fix_for.items():
+        for text in texts:
+            _check_placeholders(text, allowed, where, f"fix_for.{key}")
     for component, template in wanted + found:
         _check_placeholders(template, allowed, where, f"wanted/found.{component}")
     for i, cause in enumerate(causes):
@@ -349,6 +482,10 @@ def _parse_error(record: Any, index: int) -> KnownError:
         wanted=wanted,
         found=found,
         framework=framework,
+        templates=tuple([record["template"]] if isinstance(record.get("template"), str) else record.get("template", ())),
+        template_source=_text(record, "template_source", where, required=False),
+        fix_for=tuple(fix_for.items()),
+        fixes=fixes,
     )
 
 

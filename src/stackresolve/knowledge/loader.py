@@ -446,10 +446,15 @@ def error_knowledge():
     only `explain` and `doctor` need it."""
     from stackresolve.knowledge.errors import parse_error_knowledge
 
+    import dataclasses
+
     doc, _ = read_toml("errors.toml")
+    cuda, _ = read_toml("cuda.toml")
     try:
-        return parse_error_knowledge(doc)
-    except ValueError as exc:
+        drivers = tuple((t["version"], t.get("driver_linux", ""), t.get("driver_windows", ""))
+                        for t in cuda.get("toolkit", []))
+        return dataclasses.replace(parse_error_knowledge(doc), drivers=drivers)
+    except (ValueError, KeyError, TypeError) as exc:
         raise KnowledgeError(f"errors.toml: {exc}") from exc
 
 

@@ -78,6 +78,29 @@ def _cuda_parts(cuda: str) -> tuple[int, int]:
     return v.major, (v.minor if len(v.release) > 1 else 0)
 
 
+def version_wanted_fits(provided: str, wanted: str, component: str) -> bool:
+    """A build or table value `provided` meets what a log wants: `wanted` is what a library file name or a
+    message names ("11.x": any 11 minor, "10.1", cuDNN "8": its major, "8.1.0"; "10.1|10.2": either), `provided`
+    as the tested-build tables print it ("10" is CUDA 10.0 and cuDNN "7" any 7.x: a minimum within the major,
+    tensorflow/docs site/en/install/source.md) or as a build names it ("11.2", "12.x")."""
+    if not provided or not wanted:
+        return False
+    if "|" in wanted:
+        return any(version_wanted_fits(provided, w, component) for w in wanted.split("|"))
+    if "." not in provided:
+        provided = f"{provided}.0" if component == "cuda" else f"{provided}.x"
+    if component == "cudnn" and "." not in wanted:  # a library file name carries only cuDNN's major
+        wanted = f"{wanted}.x"
+    if wanted.endswith(".x") or provided.endswith(".x"):
+        return wanted.split(".")[0] == provided.split(".")[0]
+    # the same release line: 8.1 and 8.1.0 name one line, 10.0 and 10 too
+    a, b = parse_version(wanted), parse_version(provided)
+    if a is None or b is None:
+        return False
+    shorter = min(len(a.release), len(b.release))
+    return a.release[:shorter] == b.release[:shorter]
+
+
 # -- cuDNN ---------------------------------------------------------------------------------------------------
 def cudnn_accepts(compiled: str, runtime: str) -> bool:
     """TensorFlow compiled with cuDNN `compiled` loads cuDNN `runtime`: same major, minor >= the compiled minor.

@@ -48,7 +48,7 @@ class CondaPlan:
     python: str
     cuda_specs: tuple[str, ...]
     pip: pip_plan.PipPlan
-    pip_in_env: tuple[str, ...]  # the environment's pip section (nvidia-pyindex alone, where it must come first)
+    pip_in_env: tuple[str, ...]  # the environment's pip section: index option first, then the plan's lines
     notes: tuple[str, ...]  # comment lines above the document
     cudnn: str | None = None  # the cuDNN the environment installs (None: none from conda)
 

@@ -25,7 +25,7 @@ from stackresolve.knowledge.model import (
     WheelRelease,
     cc_tuple,
 )
-from stackresolve.knowledge.rules import classify_support, toolkit_predates
+from stackresolve.knowledge.rules import classify_support, toolkit_predates, version_wanted_fits
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Os, Vendor
 from stackresolve.request import PYTHON_RELEASES, Request
 
@@ -200,14 +200,17 @@ def requested_framework_candidates(kb: KnowledgeBase, request: Request) -> list[
     before a container, newest release first."""
     ccs = tuple(g.cc for g in request.gpus)
     key = ("requested_framework_candidates", request.framework, request.os, request.arch, request.wheel_platform,
-           request.cpu_only, request.apple_gpu is not None, str(request.spec), request.vendor, request.container)
+           request.cpu_only, request.apple_gpu is not None, str(request.spec), request.vendor, request.container,
+           request.cuda_line)
 
     def matching() -> list[FrameworkCandidate]:
         lines = [l for l in release_lines(kb, request.framework) if _line_may_match(kb, request, l)]
         return [c for line in lines for c in line_candidates(kb, request, line)
                 if request.spec.contains(c.key, prereleases=True)
                 and (request.vendor is None or c.vendor is request.vendor)
-                and (request.container is None or (c.container is not None) is request.container)]
+                and (request.container is None or (c.container is not None) is request.container)
+                and (request.cuda_line is None or bool(c.cuda and version_wanted_fits(c.cuda, request.cuda_line,
+                                                                                      "cuda")))]
 
     pool = kb.memo(key, matching)
 

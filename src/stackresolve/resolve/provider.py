@@ -236,31 +236,51 @@ def planned_driver_minimum(request: Request, fw: FrameworkCandidate, toolkit) ->
 
 def gpu_driver_floor(kb: KnowledgeBase, request: Request):
     """(driver, why, source) the requested GPUs need to be supported at all: the driver of the first CUDA
-    toolkit that targets the newest GPU's compute capability (not its architecture's first: sm_86 came with CUDA
-    11.1, a year after Ampere's sm_80 in 11.0, so an RTX 3090 needs 11.1's 455.23 / 456.38, CUDA 11.1 release
-    notes Table 3; NVIDIA's CUDA Toolkit, Driver and Architecture Matrix; a driver older than that predates the
-    GPU). A lower bound: single boards came later (RTX 3060: R460). None when no GPU is named or no toolkit is
-    recorded."""
-    if not request.gpus:
+    toolkit that targets the newest GPU's compute capability (see compute_capability_driver_floor). None when no
+    GPU is named or no toolkit is recorded. GPUs that carry their own machine's driver (a fleet) are held to it
+    instead (own_driver_conflicts)."""
+    shared = [g for g in request.gpus if g.driver is None]
+    if not shared:
         return None
-    newest = max(request.gpus, key=lambda g: cc_tuple(g.cc))
-    support = kb.arch_support_for(newest.cc)
-    name = f"compute capability {newest.cc}" + (f" ({support.architecture.capitalize()})" if support else "")
+    newest = max(shared, key=lambda g: cc_tuple(g.cc))
+    return compute_capability_driver_floor(kb, newest.cc, request.driver_os)
+
+
+def compute_capability_driver_floor(kb: KnowledgeBase, cc: str, driver_os: Os):
+    """The driver of the first CUDA toolkit that targets compute capability `cc`, not its architecture's first:
+    sm_86 came with CUDA 11.1, a year after Ampere's sm_80 in 11.0, so an RTX 3090 needs 11.1's 455.23 / 456.38
+    (CUDA 11.1 release notes, Table 3; NVIDIA's CUDA Toolkit, Driver and Architecture Matrix). A driver older than
+    that predates the GPU. A lower bound: single boards came later (RTX 3060: R460)."""
+    support = kb.arch_support_for(cc)
+    name = f"compute capability {cc}" + (f" ({support.architecture.capitalize()})" if support else "")
 
     def compute():
-        fitting = [t for t in kb.toolkits if cc_tuple(t.arch_max) >= cc_tuple(newest.cc)]
+        fitting = [t for t in kb.toolkits if cc_tuple(t.arch_max) >= cc_tuple(cc)]
         if not fitting:
             return None
         first = min(fitting, key=lambda t: Version(t.version))
-        driver = toolkit_driver(first, request.driver_os)
+        driver = toolkit_driver(first, driver_os)
         if not driver:
             return None
         return (driver, f"{name} GPUs need a driver that supports them: >= {driver}, the driver of CUDA "
-                        f"{first.version}, the first toolkit for compute capability {newest.cc}",
+                        f"{first.version}, the first toolkit for compute capability {cc}",
                 f"{first.source}; https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-"
                 f"architecture-matrix.html (first CUDA toolkit per architecture)")
 
-    return kb.memo(("gpu_driver_floor", newest.cc, request.driver_os), compute)
+    return kb.memo(("gpu_driver_floor", cc, driver_os), compute)
+
+
+def own_driver_conflicts(kb: KnowledgeBase, request: Request) -> list[Req]:
+    """A GPU whose own machine's driver predates its compute capability: a requirement nothing satisfies."""
+    reqs = []
+    for gpu in request.gpus:
+        if gpu.driver is None:
+            continue
+        floor = compute_capability_driver_floor(kb, gpu.cc, request.driver_os)
+        if floor is not None and Version(gpu.driver) < Version(floor[0]):
+            reqs.append(Req("driver", lambda c: False, f"{floor[1]}; {gpu.label} runs on driver {gpu.driver}",
+                            floor[2]))
+    return reqs
 
 
 def driver_floor(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> str | None:
@@ -351,6 +371,7 @@ def root_requirements(kb: KnowledgeBase, request: Request) -> list[Req]:
         minimum = Version(floor[0])
         reqs.append(Req("driver", lambda c, m=minimum: driver_at_least(c, m), floor[1], floor[2],
                         driver_min=minimum))
+    reqs += own_driver_conflicts(kb, request)
     if request.os is Os.WSL2:
         wsl = kb.platform_minimum("wsl2")
         if wsl:

@@ -1,0 +1,150 @@
+"""`stackresolve plan --fleet SOURCE`: read the inventories, call the fleet decision, render. No decisions here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from stackresolve.cli.app import Exit, fail, knowledge, output, read_input, warn_if_stale
+
+FLEET_LIMIT = 64 * 1024 * 1024  # a 5,000-node `kubectl get nodes -o json` is some 50 MB
+# the file each --format becomes under -o DIR, per stack
+FILE_NAMES = {"text": "txt", "pip": "pip.txt", "lock": "lock", "dockerfile": "Dockerfile", "powershell": "ps1",
+              "apt": "apt.sh", "conda": "environment.yml"}
+# flags that describe one machine: the fleet's machines come from SOURCE
+MACHINE_FLAGS = ("--os", "--gpu", "--gpu-cc", "--driver", "--arch", "--cpu")
+
+
+def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], allow_cpu: bool,
+                       env_name: Optional[str], machine_flags: dict[str, object]) -> None:
+    from stackresolve.fleet.decide import plan_fleet
+    from stackresolve.fleet.grouping import group_members
+    from stackresolve.fleet.model import FleetInputError
+    from stackresolve.fleet.readers import kb_lookup
+    from stackresolve.plan import PlanOptions
+    from stackresolve.request import InputError, build_request
+
+    given = [name for name, value in machine_flags.items() if value]
+    if given:
+        fail(f"{given[0]} describes one machine; with --fleet every machine's facts come from the fleet's files")
+    if fmt == "pylock":
+        fail("--fleet plans several machines; a full lock (pylock) is made per stack with `plan` on one of them")
+    kb = knowledge()
+    try:
+        base = build_request(kb, flags, None)
+    except InputError as exc:
+        fail(str(exc))
+    try:
+        groups = group_members(read_sources(sources, kb_lookup(kb)))
+    except FleetInputError as exc:
+        for problem in exc.problems:
+            typer.echo(f"stackresolve: error: {clean(problem)}", err=True)
+        raise typer.Exit(Exit.BAD_INPUT)
+    plan = plan_fleet(kb, base, groups, allow_cpu=allow_cpu)
+    options = PlanOptions(env_name=env_name)
+    warn_if_stale(kb)
+    code = Exit.OK if plan.stacks else Exit.FAILED
+    if out is not None and out != "-":
+        write_directory(Path(out), plan, kb, fmt, options)
+        raise typer.Exit(code)
+    if fmt == "text":
+        from stackresolve.fleet.render import render_text
+
+        output(render_text(plan), None)
+    elif fmt == "json":
+        output(render_json(plan, kb, options), None)
+    elif len(plan.stacks) != 1:
+        from stackresolve.fleet.render import render_text
+
+        typer.echo(render_text(plan), err=True)
+        fail(f"the fleet needs {len(plan.stacks)} stacks: -o DIR writes one {fmt} file per stack"
+             if plan.stacks else "no machine of the fleet can run the target", Exit.FAILED if not plan.stacks
+             else Exit.BAD_INPUT)
+    else:
+        from stackresolve.emit import render_plan
+
+        output(render_plan(fmt, plan.stacks[0].resolution, kb, options), None)
+    raise typer.Exit(code)
+
+
+def read_sources(sources: list[str], lookup) -> list:
+    """Every machine of every source: a file, '-', or a folder of detect reports (its *.json files)."""
+    from stackresolve.fleet.model import FleetInputError
+    from stackresolve.fleet.readers import read_document
+
+    members, problems = [], []
+    for source in sources:
+        path = Path(source)
+        if source != "-" and path.is_dir():
+            files = sorted(str(p) for p in path.iterdir() if p.suffix == ".json" and p.is_file())
+            if not files:
+                problems.append(f"{source}: a folder without .json files (detect reports)")
+        else:
+            files = [source]
+        for name in files:
+            text = read_input(name, FLEET_LIMIT, what="--fleet").text
+            try:
+                members += read_document(text, "standard input" if name == "-" else name, lookup)
+            except FleetInputError as exc:
+                problems += exc.problems
+    if problems:
+        raise FleetInputError(problems)
+    return members
+
+
+def render_json(plan, kb, options) -> str:
+    """The plan@1 document of the newest stack, with `fleet` added (every stack, group and exclusion)."""
+    import json
+
+    from stackresolve.emit import all_plans
+    from stackresolve.emit.plan_document import document
+    from stackresolve.fleet.render import fleet_json, node_affinity
+
+    plans = [all_plans(s.resolution, kb, options) for s in plan.stacks]
+    affinity = [node_affinity(s) for s in plan.stacks]
+    if plan.stacks:
+        doc = document(plan.stacks[0].resolution, plans[0])
+    else:
+        from stackresolve.model.stack import Resolution
+
+        doc = document(Resolution(plan.request, None, (), (), kb.version), {})
+    doc["fleet"] = fleet_json(plan, plans, affinity)
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def write_directory(folder: Path, plan, kb, fmt: str, options) -> None:
+    """-o DIR: the table and the JSON document, and per stack every format (or the one asked for) and, for
+    Kubernetes nodes, the nodeAffinity that selects its nodes."""
+    from stackresolve.emit import render_plan
+    from stackresolve.files import write_output
+    from stackresolve.fleet.render import node_affinity, render_text
+    from stackresolve.plan import Refusal, decide
+
+    if folder.exists() and not folder.is_dir():
+        fail(f"-o {str(folder)!r}: with --fleet, -o names a folder (one file per stack and format)")
+    files: dict[str, str] = {"fleet.txt": render_text(plan), "fleet.json": render_json(plan, kb, options)}
+    formats = [f for f in FILE_NAMES if f == fmt] if fmt in FILE_NAMES and fmt != "text" else list(FILE_NAMES)
+    skipped = []
+    for i, s in enumerate(plan.stacks):
+        for f in formats:
+            if isinstance(decide(f, s.resolution, kb, options), Refusal):
+                skipped.append(f"stack {i + 1} {f}")
+                continue
+            files[f"stack-{i + 1}.{FILE_NAMES[f]}"] = render_plan(f, s.resolution, kb, options)
+        affinity = node_affinity(s)
+        if affinity is not None:
+            files[f"stack-{i + 1}.affinity.yaml"] = affinity
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            write_output(folder / name, text.encode("utf-8"), executable=name.endswith(".sh"))
+    except OSError as exc:
+        fail(f"-o {str(folder)!r}: cannot write ({exc.strerror or exc})", Exit.NOT_WRITTEN)
+    typer.echo(f"wrote {len(files)} files to {folder}" + (f" (not expressible: {', '.join(skipped)})"
+                                                           if skipped else ""), err=True)
+
+
+def clean(text: str) -> str:
+    return " ".join(str(text).split())

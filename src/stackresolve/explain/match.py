@@ -1,0 +1,333 @@
+"""Matching the known messages (constraints/errors.toml, patterns and the templates of the code that prints them)
+in a text, and filling in what each means, its likely cause and its fix, in the words of the log's framework
+and OS. Output contract: `Explanation.to_json_dict()` is the "stackresolve/explain@1" shape of
+shared/DESIGN.md (extra fields are additions, never renames).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from stackresolve.explain.scan import _Text, _clean, _line_of
+from stackresolve.explain.versions import (
+    _add,
+    _extract,
+    _seen_values,
+    _single_os,
+    frameworks_seen,
+    intersect_candidates,
+    library_candidates,
+    normalize_version,
+)
+from stackresolve.knowledge.errors import (
+    COMPONENTS,
+    FRAMEWORK_NAMES,
+    SEVERITIES,
+    Cause,
+    ErrorKnowledge,
+    KnownError,
+    LibraryName,
+    VersionHint,
+    group_component,
+    placeholder_regex,
+)
+
+
+SCHEMA = "stackresolve/explain@1"
+
+
+
+
+@dataclass(frozen=True)
+class Match:
+    """One known error found in the text, with everything the text tells about it."""
+
+    code: str
+    category: str
+    severity: str
+    wanted: dict[str, str]
+    found: dict[str, str]
+    meaning: str
+    cause: str
+    causes: tuple[str, ...]
+    fix: str
+    source: str
+    evidence: str  # the first line that matched (trimmed)
+    line: int  # 1-based line number of that line
+    count: int  # how many times the message occurs
+    libraries: tuple[str, ...] = ()
+    pins: tuple[str, ...] = ()
+    rank: int = 50
+    framework: str = "any"  # who prints the message: tensorflow, pytorch, jax, or any
+    spans: tuple[tuple[int, int], ...] = ()  # where each occurrence lies in the cleaned text
+
+    def covered_by(self, other: "Match") -> bool:
+        """Every occurrence lies inside a longer one of `other`, of the same kind of problem: the same
+        message, read by a more specific record (a multi-line PyTorch traceback around a loader error)."""
+        return other.category == self.category and other.code != self.code and all(
+            any(o_start <= start and end <= o_end and (o_end - o_start) > (end - start)
+                for o_start, o_end in other.spans)
+            for start, end in self.spans)
+
+    def to_json_dict(self) -> dict:
+        return {
+            "code": self.code,
+            "category": self.category,
+            "wanted": dict(self.wanted),
+            "found": dict(self.found),
+            "meaning": self.meaning,
+            "cause": self.cause,
+            "fix": self.fix,
+            "source": self.source,
+            "severity": self.severity,
+            "causes": list(self.causes),
+            "evidence": self.evidence,
+            "line": self.line,
+            "count": self.count,
+            "libraries": list(self.libraries),
+            "pins": list(self.pins),
+            "framework": self.framework,
+        }
+
+
+@dataclass(frozen=True)
+class Explanation:
+    matches: tuple[Match, ...]
+    versions_seen: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def known(self) -> bool:
+        """True when at least one known message was recognised."""
+        return bool(self.matches)
+
+    @property
+    def has_problem(self) -> bool:
+        """True when something other than harmless noise was recognised."""
+        return any(m.severity != "info" for m in self.matches)
+
+    @property
+    def problems(self) -> tuple[Match, ...]:
+        """The matches that are not harmless noise, most serious first."""
+        return tuple(m for m in self.matches if m.severity != "info")
+
+    @property
+    def framework(self) -> str | None:
+        """The framework the text comes from (tensorflow, pytorch, jax), None when it does not say."""
+        return log_framework(self)
+
+    def to_json_dict(self) -> dict:
+        return {
+            "schema": SCHEMA,
+            "matches": [m.to_json_dict() for m in self.matches],
+            "versions_seen": {k: list(v) for k, v in self.versions_seen.items()},
+        }
+
+
+def _render(template: str, values: dict[str, str], *, strict: bool = False) -> str | None:
+    """Fill {name} / {name|default} placeholders. With `strict`, a placeholder that has neither a
+    value nor a default makes the whole text unknown (None) instead of "(unknown)"."""
+    missing = False
+
+    def sub(m: re.Match[str]) -> str:
+        nonlocal missing
+        value = values.get(m.group(1), "")
+        if value:
+            return value
+        if m.group(2) is not None:
+            return m.group(2)
+        missing = True
+        return "(unknown)"
+
+    out = placeholder_regex().sub(sub, template)
+    return None if strict and missing else out
+
+
+def _render_first(alternatives: Sequence[str], values: dict[str, str]) -> str:
+    """The first alternative whose placeholders all have a value (or a default); the last one otherwise."""
+    for text in alternatives[:-1]:
+        rendered = _render(text, values, strict=True)
+        if rendered is not None:
+            return rendered
+    return _render(alternatives[-1], values) or ""
+
+
+def _order_causes(error: KnownError, scan: _Text) -> list[Cause]:
+    """Causes whose `when` is in the text first, then the unconditional ones, then those with an
+    unmatched `when`, and last those whose `unless` is in the text; file order within each."""
+
+    def group(cause: Cause) -> int:
+        if cause.unless is not None and scan.search(cause.unless):
+            return 3
+        if cause.when is None:
+            return 1
+        return 0 if scan.search(cause.when) else 2
+
+    return sorted(error.causes, key=group)  # sorted() is stable
+
+
+def log_framework(explanation: Explanation) -> str | None:
+    """The framework a log comes from. A message only one framework prints says it (the most serious
+    such problem first), unless the text shows one other framework alone and a problem of that one too;
+    without such a message, the one framework the text shows; None when it shows none or several."""
+    specific = [m.framework for m in explanation.problems if m.framework in FRAMEWORK_NAMES]
+    seen = frameworks_seen(explanation.versions_seen)
+    if len(seen) == 1 and (not specific or seen[0] in specific):
+        return seen[0]
+    return specific[0] if specific else None
+
+
+def _match_error(
+    error: KnownError,
+    scan: _Text,
+    versions_seen: dict[str, tuple[str, ...]],
+    libraries: Sequence[LibraryName],
+    framework: str | None = None,
+    driver_for: Callable[[str], tuple[str, str] | None] | None = None,
+) -> Match | None:
+    """The record's match in the text, its texts filled in; `framework` is the log's (when known), which
+    picks the fix worded for it (with the OS the text shows)."""
+    found_matches = list(scan.finditer(error.regex))
+    if not found_matches:
+        return None
+    groups: dict[str, str] = {}
+    libs: list[str] = []
+    for m in found_matches:
+        for name, value in m.groupdict().items():
+            if not value:
+                continue
+            if name == "lib":
+                _add(libs, value)
+            else:
+                groups.setdefault(name, value)
+
+    wanted: dict[str, str] = {}
+    found: dict[str, str] = {}
+    for name, value in groups.items():
+        role, component = group_component(name)
+        if role in ("wanted", "found") and component in COMPONENTS and component not in (wanted if role == "wanted" else found):
+            (wanted if role == "wanted" else found)[component] = normalize_version(component, value)
+
+    for component, candidates in library_candidates(libs, libraries).items():
+        if component in wanted or component == "driver":
+            continue
+        elsewhere = versions_seen.get(f"{component}_from_libraries", ())
+        narrowed = intersect_candidates(candidates, elsewhere) if elsewhere else ()
+        wanted[component] = "|".join(narrowed or candidates)
+
+    for key in error.context:
+        values = versions_seen.get(key, ())
+        if len(values) == 1 and key not in found:
+            found[key] = values[0]
+
+    values = dict(groups)
+    for name, value in groups.items():  # name__2: the same name in another alternative of the pattern
+        if "__" in name:
+            values.setdefault(name.split("__", 1)[0], value)
+    values.update(_seen_values(versions_seen))
+    named = frameworks_seen(versions_seen)
+    if framework in FRAMEWORK_NAMES:
+        values["framework_name"] = FRAMEWORK_NAMES[framework]
+    elif len(named) == 1:
+        values["framework_name"] = FRAMEWORK_NAMES[named[0]]
+    for role, known in (("wanted", wanted), ("found", found)):
+        for component, value in known.items():
+            values[f"{role}_{component}"] = value.replace("|", " or ")
+    # versions the record itself states for what the message does not name (protobuf <=3.20.x, ...)
+    for role, known, templates in (("wanted", wanted, error.wanted), ("found", found, error.found)):
+        for component, template in templates:
+            if component in known:
+                continue
+            rendered = _render(template, values, strict=True)
+            if rendered:
+                known[component] = rendered
+                values[f"{role}_{component}"] = rendered
+    values["libs"] = ", ".join(libs)
+    # the driver the CUDA a "driver too old" message wants needs (NVIDIA's table, constraints/cuda.toml)
+    cuda_wanted = wanted.get("cuda") or wanted.get("driver_cuda") or ""
+    floors = driver_for(cuda_wanted) if driver_for and error.category == "driver-too-old" and cuda_wanted \
+        and "|" not in cuda_wanted and "x" not in cuda_wanted else None
+    if floors:
+        os_name = _single_os(versions_seen)
+        linux, windows = floors
+        values["wanted_driver"] = windows if os_name == "windows" else linux if os_name in ("linux", "wsl2") \
+            else f"{linux} (Linux) / {windows} (Windows)"
+
+    causes = _order_causes(error, scan)
+    chosen = causes[0]
+    evidence, line = _line_of(scan, found_matches[0].start())
+    return Match(
+        code=error.code,
+        category=error.category,
+        severity=error.severity,
+        wanted=wanted,
+        found=found,
+        meaning=_render(error.meaning, values) or "",
+        cause=_render(chosen.text, values) or "",
+        causes=tuple(_render(c.text, values) or "" for c in causes),
+        fix=_render(chosen.fix, values) if chosen.fix else
+        _render_first(error.fix_in(framework or _framework_key(error, named), _single_os(versions_seen)), values),
+        source=error.source,
+        evidence=evidence,
+        line=line,
+        count=len(found_matches),
+        libraries=tuple(libs),
+        pins=error.pins,
+        rank=error.rank,
+        framework=error.framework,
+        spans=tuple((m.start(), m.end()) for m in found_matches),
+    )
+
+
+def _framework_key(error: KnownError, named: Sequence[str]) -> str | None:
+    """Whose fix a record gives when the caller does not know the log's framework: the record's own
+    framework, else the one framework the text shows, else "other" (a text that shows none)."""
+    if error.framework in FRAMEWORK_NAMES:
+        return error.framework
+    if len(named) == 1:
+        return named[0]
+    return "other" if not named else None
+
+
+def explain_text(
+    text: str,
+    errors: ErrorKnowledge | Sequence[KnownError],
+    *,
+    libraries: Sequence[LibraryName] | None = None,
+    hints: Sequence[VersionHint] | None = None,
+) -> Explanation:
+    """Find every known error in `text` (one message or a whole log).
+
+    `errors` is either the whole ErrorKnowledge (errors + library table + version hints) or just
+    the KnownError records, with `libraries` and `hints` passed separately (without them library
+    names are not turned into versions and versions_seen stays empty).
+
+    Matches are de-duplicated by code, a match inside a longer one of the same category is left out, and
+    the rest are ordered by severity (error, warning, info), then by rank
+    (root causes before their consequences), then by position in the text: a real failure always
+    comes before harmless noise. Text that contains no known message gives an Explanation with no
+    matches (but still the versions seen).
+    """
+    if isinstance(errors, ErrorKnowledge):
+        known, libs, version_hints = errors.errors, errors.libraries, errors.hints
+        driver_for = errors.driver_for if errors.drivers else None
+    else:
+        known, libs, version_hints, driver_for = tuple(errors), (), (), None
+    if libraries is not None:
+        libs = tuple(libraries)
+    if hints is not None:
+        version_hints = tuple(hints)
+
+    scan = _Text(_clean(text))
+    versions_seen = _extract(scan, version_hints, libs)
+    found = [(e, m) for e in known if (m := _match_error(e, scan, versions_seen, libs, None, driver_for)) is not None]
+    found = [(e, m) for e, m in found if not any(m.covered_by(other) for _, other in found)]
+    found.sort(key=lambda pair: (SEVERITIES.index(pair[1].severity), pair[1].rank, pair[1].line, pair[1].code))
+    first = Explanation(matches=tuple(m for _, m in found), versions_seen=versions_seen)
+    framework = log_framework(first)
+    if framework is None:
+        return first
+    # the log's framework is known (a message only it prints, or its paths): every text in its words
+    matches = [_match_error(e, scan, versions_seen, libs, framework, driver_for) or m for e, m in found]
+    return Explanation(matches=tuple(matches), versions_seen=versions_seen)

@@ -1,0 +1,355 @@
+"""Scanning a long log quickly: each pattern is first narrowed to the lines around the literal text every
+match of it must contain (derived from the pattern itself), and only those lines are searched with the full
+regular expression. The text is cleaned first (terminal escapes removed).
+
+The decoding of the log's bytes happens before (cli: read_input); what reaches here is text.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from bisect import bisect_right
+from itertools import accumulate
+from typing import Iterable, Iterator, Sequence
+
+from stackresolve.knowledge.errors import cached_regex
+
+_EVIDENCE_MAX = 240  # characters of a matched line shown as evidence
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+
+
+# Compiled on first use (see cached_regex): importing this module compiles nothing.
+_ANSI = r"\x1b\[[0-9;]*[A-Za-z]"
+
+
+# Any token that looks like a library file TF dlopens; only names in the [[library]] table count.
+_LIBRARY_TOKEN = r"(?i)(?<![\w.])(?:lib[A-Za-z0-9_]+\.so(?:\.\d+)+|[A-Za-z0-9_]+64_\d+\.dll|nvcuda\.dll)(?![\w])"
+
+
+_LINES_BEFORE = 3  # lines searched before the line holding a pattern's literal (patterns spanning lines)
+
+
+_LINES_AFTER = 4
+
+
+_MIN_NEEDLE = 3  # shorter literals narrow nothing
+
+
+_MAX_HITS = 400  # more occurrences than this: search the whole text at once
+
+
+def _sre_parser():
+    try:
+        import re._parser as parser  # Python >= 3.11
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse as parser  # type: ignore[no-redef]
+    return parser
+
+
+_MAX_SPELLINGS = 32  # a literal run with alternatives ([-_], (?:a|b), x?) is kept while it has this few spellings
+
+
+def _spellings(items, parser) -> frozenset[str] | None:
+    """All strings the parsed sequence can match, when it is made only of literals, small literal
+    classes ([-_]), alternatives of such and optional parts; None otherwise."""
+    out = frozenset({""})
+    for op, av in items:
+        if op is parser.LITERAL:
+            parts = frozenset({chr(av)})
+        elif op is parser.AT:
+            continue
+        elif op is parser.IN and av and all(o is parser.LITERAL for o, _ in av) and len(av) <= 4:
+            parts = frozenset(chr(a) for _, a in av)
+        elif op is parser.SUBPATTERN:
+            parts = _spellings(list(av[-1]), parser)
+        elif op is parser.BRANCH:
+            alternatives = [_spellings(list(alt), parser) for alt in av[1]]
+            if not all(a is not None for a in alternatives):
+                return None
+            parts = frozenset().union(*alternatives)  # type: ignore[arg-type]
+        elif op is parser.MAX_REPEAT and av[0] in (0, 1) and av[1] == 1:
+            sub = _spellings(list(av[2]), parser)
+            if sub is None:
+                return None
+            parts = sub | ({""} if av[0] == 0 else set())
+        else:
+            return None
+        if parts is None:
+            return None
+        out = frozenset(a + b for a in out for b in parts)
+        if len(out) > _MAX_SPELLINGS:
+            return None
+    return out
+
+
+def _prefix_spellings(items, parser) -> frozenset[str] | None:
+    """The spellings of the longest spellable beginning of a sequence (None when it starts with no literal)."""
+    out: frozenset[str] | None = None
+    for index in range(1, len(items) + 1):
+        spellings = _spellings(items[:index], parser)
+        if spellings is None:
+            break
+        out = spellings
+    return out if out and min(map(len, out)) > 0 else None
+
+
+def _required_literals(items, parser) -> frozenset[str] | None:
+    """The best set of literal strings one of which every match of the parsed sequence contains."""
+    best: frozenset[str] | None = None
+    run: frozenset[str] = frozenset({""})
+
+    def consider(candidate: frozenset[str] | None) -> None:
+        nonlocal best
+        if candidate and min(map(len, candidate)) > 0 and (best is None or min(map(len, candidate)) > min(map(len, best))):
+            best = candidate
+
+    def flush() -> None:
+        nonlocal run
+        consider(run)
+        run = frozenset({""})
+
+    for op, av in items:
+        if op is parser.AT:  # \b, ^, $ consume nothing: the run goes on
+            continue
+        spellings = _spellings([(op, av)], parser)
+        if spellings is not None:
+            extended = frozenset(a + b for a in run for b in spellings)
+            if len(extended) <= _MAX_SPELLINGS:
+                run = extended
+                continue
+            flush()
+            run = spellings
+            continue
+        if op is parser.SUBPATTERN:  # the run goes on into the group's spellable beginning ("python 3." of
+            # python ?(?P<v>[23]\.\d+)): a longer literal, so a rarer one
+            head = _prefix_spellings(list(av[-1]), parser)
+            if head:
+                extended = frozenset(a + b for a in run for b in head)
+                if len(extended) <= _MAX_SPELLINGS:
+                    consider(extended)
+        flush()
+        if op is parser.SUBPATTERN:
+            consider(_required_literals(list(av[-1]), parser))
+        elif op in (parser.MAX_REPEAT, parser.MIN_REPEAT) or op is getattr(parser, "POSSESSIVE_REPEAT", None):
+            low, _high, sub = av
+            if low >= 1:
+                consider(_required_literals(list(sub), parser))
+        elif op is parser.BRANCH:
+            alternatives = [_required_literals(list(alt), parser) for alt in av[1]]
+            if alternatives and all(alternatives):
+                consider(frozenset().union(*alternatives))  # type: ignore[arg-type]
+    flush()
+    return best
+
+
+@lru_cache(maxsize=None)
+def pattern_needles(pattern: str) -> tuple[tuple[str, ...], tuple[str, ...], bool] | None:
+    """Literal strings one of which every match of `pattern` contains (all of them, and a smaller set
+    of parts they share that gates the same text in fewer passes), and whether the pattern ignores
+    case (then the strings are lower-cased, to be looked for in the lower-cased text); None when no
+    useful literal can be derived (the pattern is then searched in the whole text)."""
+    parser = _sre_parser()
+    try:
+        parsed = parser.parse(pattern)
+    except Exception:  # noqa: BLE001 - any parse failure just means "no shortcut"
+        return None
+    ignore_case = bool(parsed.state.flags & re.IGNORECASE) or "(?i" in pattern
+    needles = _required_literals(list(parsed), parser)
+    if not needles or min(map(len, needles)) < _MIN_NEEDLE:
+        return None
+    if ignore_case:
+        needles = frozenset(n.lower() for n in needles)
+    return tuple(sorted(needles)), tuple(sorted(_fewer(needles))), ignore_case
+
+
+def _fewer(needles: frozenset[str]) -> frozenset[str]:
+    """Fewer needles for the same gate: spellings sharing a long enough beginning or end are looked for
+    by that part (one pass over the text instead of one per spelling)."""
+    import os.path
+
+    def merge(items: set[str], key, common) -> set[str]:
+        groups: dict[str, set[str]] = {}
+        for item in items:
+            groups.setdefault(key(item), set()).add(item)
+        out: set[str] = set()
+        for members in groups.values():
+            shared = common(members)
+            out |= {shared} if len(members) > 1 and len(shared) >= 5 else members
+        return out
+
+    reduced = merge(set(needles), lambda n: n[:5], lambda m: os.path.commonprefix(sorted(m)))
+    reduced = merge(reduced, lambda n: n[-5:], lambda m: os.path.commonprefix([x[::-1] for x in m])[::-1])
+    if len(reduced) > 1:
+        common = _common_substring(reduced)
+        if len(common) >= max(_MIN_NEEDLE, min(map(len, reduced)) // 2) or (len(common) >= _MIN_NEEDLE and len(reduced) > 6):
+            return frozenset({common})
+    return frozenset(reduced)
+
+
+def _common_substring(strings: Iterable[str]) -> str:
+    """The longest string contained in all of `strings`."""
+    strings = sorted(strings, key=len)
+    shortest, others = strings[0], strings[1:]
+    for size in range(len(shortest), 0, -1):
+        for start in range(len(shortest) - size + 1):
+            part = shortest[start : start + size]
+            if all(part in other for other in others):
+                return part
+    return ""
+
+
+class _Text:
+    """A cleaned text with the look-ups that make searching it fast: its lower-cased copy (made once,
+    when a case-insensitive pattern needs it) and the positions of the literals patterns need.
+
+    A long log repeats itself: progress lines, per-step lines that differ in their numbers only. The literals
+    are looked for in the distinct line shapes (the lines lower-cased, every digit read as 0), each found once
+    however often its lines repeat, and stand for every line of that shape: a superset of the lines that hold
+    the literal, which the regular expression then checks."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._lower: str | None = None
+        self._hits: dict[bytes, list[int] | None] = {}
+        self._shapes: tuple[str, list[int], list[list[int]], list[int]] | None = None
+
+    @property
+    def lower(self) -> str:
+        if self._lower is None:
+            lowered = self.text.lower()
+            # a few characters change length when lower-cased; positions would then not line up
+            self._lower = lowered if len(lowered) == len(self.text) else self.text
+        return self._lower
+
+    def _line_shapes(self) -> tuple[bytes, list[int], list[list[int]], list[int]]:
+        """(the distinct shapes joined by newlines, where each starts there, the lines of each shape, where
+        each line starts in the text). Shapes are UTF-8 bytes, lower-cased and their digits read as 0 by bytes'
+        own table look-ups in C (a str copy of a log with one non-ASCII character takes 4 bytes a character);
+        a newline byte is a newline in UTF-8."""
+        if self._shapes is None:
+            encoded = self.text.encode("utf-8", "surrogatepass").lower().translate(_DIGITS_AS_ZERO)
+            ascii_only = len(encoded) == len(self.text)  # then a byte offset is a character offset
+            lines = encoded.split(b"\n")
+            del encoded
+            lengths = (len(line) for line in lines) if ascii_only else \
+                (len(line.decode("utf-8", "surrogatepass")) for line in lines)
+            starts = [0, *accumulate(length + 1 for length in lengths)][:len(lines)]
+            groups: dict[bytes, list[int]] = {}
+            for number, line in enumerate(lines):
+                groups.setdefault(line, []).append(number)
+            del lines
+            shapes = list(groups)
+            at = [0, *accumulate(len(shape) + 1 for shape in shapes[:-1])]
+            self._shapes = (b"\n".join(shapes), at, list(groups.values()), starts)
+        return self._shapes
+
+    def line_number(self, pos: int) -> int:
+        """The 1-based line of a position."""
+        return bisect_right(self._line_shapes()[3], pos)
+
+    def _positions(self, needle: str, ignore_case: bool) -> list[int] | None:
+        """Where the lines holding `needle` start (at most _MAX_HITS + 1 lines; None: more than that). Lower-case
+        and digits read as 0 whatever the pattern's case: a superset of the lines, which the pattern checks."""
+        key = needle.lower().encode("utf-8", "surrogatepass").translate(_DIGITS_AS_ZERO)
+        if key not in self._hits:
+            if b"\n" in key or not key.isascii():  # the shapes lower-case ASCII letters only
+                self._hits[key] = self._plain_positions(needle, ignore_case)
+                return self._hits[key]
+            joined, at, groups, starts = self._line_shapes()
+            lines: set[int] = set()
+            i = joined.find(key)
+            while i != -1:
+                shape = bisect_right(at, i) - 1
+                lines.update(groups[shape])
+                if len(lines) > _MAX_HITS:
+                    break
+                i = joined.find(key, at[shape + 1] if shape + 1 < len(at) else len(joined))
+            self._hits[key] = None if len(lines) > _MAX_HITS else [starts[n] for n in lines]
+        return self._hits[key]
+
+    def _plain_positions(self, needle: str, ignore_case: bool) -> list[int] | None:
+        haystack = self.lower if ignore_case else self.text
+        found: list[int] = []
+        i = haystack.find(needle)
+        while i != -1:
+            found.append(i)
+            if len(found) > _MAX_HITS:
+                return None
+            i = haystack.find(needle, i + 1)
+        return found
+
+    def _all_positions(self, needles: Sequence[str], ignore_case: bool) -> list[int] | None:
+        positions: list[int] = []
+        for needle in needles:
+            hits = self._positions(needle, ignore_case)
+            if hits is None:
+                return None
+            positions += hits
+        return positions
+
+    def _windows(self, positions: list[int]) -> list[tuple[int, int]]:
+        text = self.text
+        out: list[tuple[int, int]] = []
+        for pos in sorted(positions):
+            start = text.rfind("\n", 0, pos)
+            for _ in range(_LINES_BEFORE):
+                if start <= 0:
+                    break
+                start = text.rfind("\n", 0, start)
+            start = max(start + 1, 0)
+            end = pos
+            for _ in range(_LINES_AFTER + 1):
+                end = text.find("\n", end + 1)
+                if end == -1:
+                    end = len(text)
+                    break
+            if out and start <= out[-1][1]:
+                out[-1] = (out[-1][0], max(out[-1][1], end))
+            else:
+                out.append((start, end))
+        return out
+
+    def finditer(self, regex: re.Pattern[str]) -> Iterator[re.Match[str]]:
+        """Every match of `regex` in the text, in order (as regex.finditer(text) would find them)."""
+        info = pattern_needles(regex.pattern)
+        if info is None:
+            yield from regex.finditer(self.text)
+            return
+        every, fewer, ignore_case = info
+        positions = self._all_positions(fewer, ignore_case)
+        if positions is None and every != fewer:  # a shared part is too common: try the full spellings
+            positions = self._all_positions(every, ignore_case)
+        if positions is None:  # a very common literal: one pass over the whole text is cheaper
+            yield from regex.finditer(self.text)
+            return
+        if not positions:
+            return
+        windows = self._windows(positions)
+        if sum(end - start for start, end in windows) * 3 > len(self.text):
+            yield from regex.finditer(self.text)
+            return
+        for start, end in windows:
+            yield from regex.finditer(self.text, start, end)
+
+    def search(self, regex: re.Pattern[str]) -> re.Match[str] | None:
+        return next(self.finditer(regex), None)
+
+
+
+def _clean(text: str) -> str:
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x1b" in text:
+        text = cached_regex(_ANSI).sub("", text)
+    return text
+
+
+def _line_of(scan: _Text, pos: int) -> tuple[str, int]:
+    text = scan.text
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    line = text[start : end if end != -1 else len(text)].strip()
+    if len(line) > _EVIDENCE_MAX:
+        line = line[: _EVIDENCE_MAX - 3] + "..."
+    return line, scan.line_number(pos)
