@@ -27,6 +27,8 @@ from stackresolve.knowledge.loader import constraints_dir, knowledge
 from stackresolve.resolve import resolve
 from stackresolve.request import Flags, build_request
 
+from plan_reading import base_record, from_image, python_run_by
+
 
 def render_dockerfile(resolution, kb, **options):
     """The dockerfile plan as `stackresolve plan --format dockerfile` prints it."""
@@ -61,28 +63,15 @@ def plan(kb, **flags):
     return resolution, render_dockerfile(resolution, kb)
 
 
-def from_image(text: str) -> str | None:
-    found = re.findall(r"^FROM (\S+)\s*$", text, re.MULTILINE)
-    assert len(found) <= 1, found
-    return found[0] if found else None
-
-
-def base_record(kb, image: str):
-    """The docker.toml record behind a FROM image."""
-    repo, tag = image.split(":", 1)
-    pool = kb.tf_images if repo == "tensorflow/tensorflow" else kb.cuda_images if repo == "nvidia/cuda" else ()
-    return next((r for r in pool if r.tag == tag), None)
-
-
 # -- the data ------------------------------------------------------------------------------------------
 def test_docker_data_parses_with_sources(images):
-    tf_images, cuda_images = images
-    assert tf_images and cuda_images
+    tf_images, cuda_images = images.tf_images, images.cuda_images
+    assert tf_images and cuda_images and images.ubuntu_pythons
     assert all(r.source.strip() for r in (*tf_images, *cuda_images))
 
 
 def test_one_tensorflow_image_per_line_from_1_13_to_2_11(images):
-    lines = {r.line for r in images[0]}
+    lines = {r.line for r in images.tf_images}
     expected = {"1.13", "1.14", "1.15"} | {f"2.{m}" for m in range(0, 12)}
     assert expected <= lines
 
@@ -93,13 +82,13 @@ def test_one_tensorflow_image_per_line_from_1_13_to_2_11(images):
     ("2.9.0", "11.2", "8.1.0.77"),   # gpu.Dockerfile@v2.9.0: ARG CUDA=11.2, ARG CUDNN=8.1.0.77-1
 ])
 def test_tensorflow_images_record_the_dockerfile_values(images, version, cuda, cudnn):
-    record = next(r for r in images[0] if r.version == version)
+    record = next(r for r in images.tf_images if r.version == version)
     assert (record.cuda, record.cudnn) == (cuda, cudnn)
 
 
 def test_python3_tags_of_old_images(images):
     # tensorflow/tensorflow#41153: up to 2.1.0 the plain "-gpu" tag is Python 2.7; Python 3 is "-gpu-py3".
-    for record in images[0]:
+    for record in images.tf_images:
         if Version(record.version) <= Version("2.1.0"):
             assert record.tag.endswith("-gpu-py3"), record.tag
 
@@ -107,7 +96,7 @@ def test_python3_tags_of_old_images(images):
 def test_tensorflow_images_agree_with_the_tested_build_tables(images):
     """Two independent sources: the image's gpu.Dockerfile and TensorFlow's tested-build table for Linux."""
     base = knowledge()
-    for record in images[0]:
+    for record in images.tf_images:
         build = base.tested_build(record.line, "linux", True)
         if build is None:
             continue
@@ -117,7 +106,7 @@ def test_tensorflow_images_agree_with_the_tested_build_tables(images):
 
 
 def test_deleted_nvidia_tags_are_marked_unpullable(images):
-    by_tag = {r.tag: r for r in images[1]}
+    by_tag = {r.tag: r for r in images.cuda_images}
     # NVIDIA deleted every CUDA 10.x tag in 2023; 11.2.2 is listed as still existing (unsupported-tags.md).
     assert by_tag["10.0-cudnn7-runtime-ubuntu18.04"].pullable is False
     assert by_tag["11.2.2-cudnn8-runtime-ubuntu20.04"].pullable is True
@@ -148,7 +137,10 @@ def test_tf_2_3_gpu_uses_tensorflows_own_image(kb):
     assert image.startswith("tensorflow/tensorflow:2.3.")
     record = base_record(kb, image)
     assert record.cuda == "10.1" and Version(record.cudnn).major == 7
-    assert "pip uninstall -y tensorflow tensorflow-gpu" in text
+    # the image's python3 is 3.6; the stack's Python comes from Ubuntu 18.04's archive into a venv
+    assert python_run_by(kb, text) == stack.python.recommended
+    if record.python == stack.python.recommended:
+        assert "pip uninstall -y tensorflow tensorflow-gpu" in text
     assert "docker run --gpus all" in text
 
 
@@ -186,9 +178,11 @@ def test_cpu_stack_uses_python_slim(kb):
 
 
 def test_windows_stack_gets_no_dockerfile(kb):
-    _, text = plan(kb, tf="2.3", os="windows", gpu="GTX 1080")
-    assert from_image(text) is None
-    assert "containers run Linux" in text
+    from stackresolve.emit import FormatRefused
+
+    with pytest.raises(FormatRefused, match="containers run Linux") as refused:
+        plan(kb, tf="2.3", os="windows", gpu="GTX 1080")
+    assert "powershell" in refused.value.usable and "dockerfile" not in refused.value.usable
 
 
 def test_every_linux_gpu_line_gets_a_base_matching_its_cuda_and_cudnn(kb):
@@ -198,14 +192,17 @@ def test_every_linux_gpu_line_gets_a_base_matching_its_cuda_and_cudnn(kb):
     for line in kb.lines:
         if not line.gpu_package_linux or kb.tested_build(line.version, "linux", True) is None:
             continue
-        resolution, text = plan(kb, tf=line.version, os="linux", gpu="GTX 1080")
+        from stackresolve.emit import FormatRefused
+
+        try:
+            resolution, text = plan(kb, tf=line.version, os="linux", gpu="GTX 1080")
+        except FormatRefused as refused:
+            assert "No Dockerfile" in str(refused)
+            continue
         stack = resolution.stack
         if stack is None or not stack.cuda:
             continue
         image = from_image(text)
-        if image is None:
-            assert "No Dockerfile" in text
-            continue
         if stack.cuda.delivery != "system":
             assert image.startswith("python:")
             continue
@@ -231,3 +228,69 @@ def test_pip_lines_are_quoted_requirements(kb):
     assert installed == requirement_lines(resolution)
     for word in installed:
         Requirement(word)
+
+
+# -- the Python each Dockerfile runs, and NVIDIA's key rotation ------------------------------------------------
+@pytest.fixture(scope="module")
+def dockerfiles(kb):
+    return list(linux_gpu_dockerfiles(kb))
+
+
+def linux_gpu_dockerfiles(kb):
+    from stackresolve.emit import FormatRefused
+
+    for line in kb.lines:
+        for gpu in ("Tesla K80", "GTX 1080", "RTX 3090"):
+            for python in (None, "3.6", "3.8"):
+                try:
+                    resolution, text = plan(kb, tf=line.version, os="linux", gpu=gpu, python=python)
+                except FormatRefused:
+                    continue
+                except Exception as exc:  # an --python the line has no wheels for is bad input
+                    if "InputError" in type(exc).__name__:
+                        continue
+                    raise
+                if resolution.stack is not None:
+                    yield resolution, text
+
+
+def test_every_dockerfile_runs_the_python_its_header_states(kb, dockerfiles):
+    checked = 0
+    for resolution, text in dockerfiles:
+        python = resolution.stack.python.recommended
+        assert f", Python {python}," in text.splitlines()[1], text.splitlines()[1]
+        assert python_run_by(kb, text) == python, (resolution.stack.summary, from_image(text))
+        checked += 1
+    assert checked > 60
+
+
+# TensorFlow's GitHub releases: every recorded image up to 2.8.0 (2022-02-02) was built before NVIDIA rotated its
+# CUDA repository key on 2022-04-27 (NVIDIA's notice; tensorflow/tensorflow#56085 reports 2.8.0's image failing).
+PRE_ROTATION_TAGS = {"1.13.1-gpu-py3", "1.14.0-gpu-py3", "1.15.0-gpu-py3", "2.0.0-gpu-py3", "2.1.0-gpu-py3",
+                     "2.2.0-gpu", "2.3.0-gpu", "2.4.0-gpu", "2.5.0-gpu", "2.6.0-gpu", "2.7.0-gpu", "2.8.0-gpu"}
+
+
+def test_images_from_before_the_key_rotation_are_marked(images):
+    retired = {r.tag for r in images.tf_images if r.apt_key == "retired"}
+    assert retired == PRE_ROTATION_TAGS
+    assert images.key_rotation.error == "NO_PUBKEY A4B469963BF863CC"
+
+
+def test_the_new_key_is_installed_before_the_first_apt_get_update(kb, dockerfiles):
+    seen = set()
+    for resolution, text in dockerfiles:
+        record = base_record(kb, from_image(text))
+        if record is None or "RUN apt-get update" not in text:
+            continue
+        first_update = text.index("RUN apt-get update")
+        if record.apt_key == "current":
+            continue
+        seen.add(record.tag)
+        key = re.search(r"^ADD https://developer\.download\.nvidia\.com/compute/cuda/repos/(ubuntu\d{4})/x86_64/"
+                        r"(cuda-keyring_[0-9.]+-1_all\.deb|3bf863cc\.pub) ", text, re.M)
+        assert key is not None and key.start() < first_update, record.tag
+        assert key.group(1) == "ubuntu" + record.ubuntu.replace(".", "")
+        if key.group(2).startswith("cuda-keyring"):
+            # the keyring package brings its own source list: the image's old one would conflict with it
+            assert text.index("rm -f /etc/apt/sources.list.d/cuda.list") < first_update
+    assert seen & PRE_ROTATION_TAGS

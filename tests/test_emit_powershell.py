@@ -373,9 +373,10 @@ def test_wsl2_stack_gets_the_wsl2_route(kb):
 
 
 def test_linux_stack_is_refused_with_a_clear_message(kb):
-    _, text = script(kb, tf="2.3", os="linux", gpu="GTX 1080")
-    assert ps_structure_problems(text) == []
-    assert "exit 1" in text and "PowerShell plans are for Windows" in text
+    from stackresolve.emit import FormatRefused
+
+    with pytest.raises(FormatRefused, match="PowerShell plans are for Windows"):
+        script(kb, tf="2.3", os="linux", gpu="GTX 1080")
 
 
 def test_every_native_windows_line_gets_a_well_formed_script(kb):

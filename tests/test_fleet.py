@@ -285,7 +285,7 @@ def test_a_driver_older_than_its_gpu_excludes_that_group_only(tmp_path):
     doc = fleet_json(source, "--torch", "latest")
     [excluded] = doc["fleet"]["excluded"]
     assert excluded["members"] == ["ada-old"]
-    assert "Ada GPUs need a driver that supports them: >= 520.61.05" in excluded["reason"]
+    assert "(Ada) GPUs need a driver that supports them: >= 520.61.05" in excluded["reason"]
     assert [g["members"][0]["name"] for g in doc["fleet"]["groups"] if g["stack"] == 0] == ["pascal"]
 
 

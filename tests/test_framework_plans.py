@@ -369,11 +369,13 @@ def test_matrix_rows_follow_the_drop_points(gpu):
 # ============================================================================ PyTorch: driver floors
 class TestTorchDriver:
     """NVIDIA minor-version compatibility applies to the CUDA inside torch's wheels (PyTorch REPORT "Driver
-    floors"): 11.x >= 450.80.02, 12.x >= 525.60.13, 13.x >= 580 (Linux); 10.2 has none: >= 440.33."""
+    floors"): 11.x >= 450.80.02, 12.x >= 525.60.13, 13.x >= 580 (Linux); 10.2 has none: >= 440.33. The GPU's own
+    floor is higher where its compute capability came later than its CUDA major: sm_86 (RTX 3090) first came with
+    CUDA 11.1, whose driver is 455.23 (CUDA 11.1 release notes, Table 3), above 11.x's 450.80.02."""
 
     @pytest.mark.parametrize("line, gpu, floor", [
-        ("2.0", "RTX 3090", "450.80.02"), ("2.5", "RTX 3090", "525.60.13"), ("2.8", "RTX 3090", "525.60.13"),
-        ("1.12", "K80", "440.33"),
+        ("2.0", "RTX 3090", "455.23"), ("2.5", "RTX 3090", "525.60.13"), ("2.8", "RTX 3090", "525.60.13"),
+        ("1.12", "K80", "440.33"), ("2.0", "A100", "450.80.02"),
     ])
     def test_planned_minimum(self, kb, line, gpu, floor):
         stack = stack_of(kb, torch=line, os="linux", gpu=gpu)

@@ -65,9 +65,47 @@ def test_uv_is_asked_for_the_plans_python_platform_and_hashes(kb, monkeypatch):
     assert argv[3] == "requirements.in" and seen["input"].startswith("tensorflow[and-cuda]==2.15.1\n")
 
 
-def test_no_lock_for_nvidias_own_index(kb):
-    with pytest.raises(LockUnavailable, match="NVIDIA's own index"):
-        compile_lock(pip_for(kb, tf="1.15", os="linux", gpu="RTX 3090", vendor="nvidia"), runner=lambda *a, **k: None)
+def test_a_macos_lock_resolves_for_the_plans_macos(kb, monkeypatch):
+    """uv assumes macOS 13.0 for --python-platform aarch64-apple-darwin unless MACOSX_DEPLOYMENT_TARGET says
+    otherwise (`uv pip compile --help`); the plan's Metal build names its own minimum (apple.toml torch_mps)."""
+    seen = {}
+
+    def runner(argv, **kwargs):
+        seen["argv"], seen["env"] = argv, kwargs["env"]
+        Path(argv[argv.index("-o") + 1]).write_text("torch==2.15.0\n")
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr("stackresolve.fulllock.uv_binary", lambda env=None: "uv")
+    monkeypatch.setenv("MACOSX_DEPLOYMENT_TARGET", "10.9")  # the user's own setting must not leak into the lock
+    pip = pip_for(kb, torch="latest", gpu="Apple M2", os="macos", arch="arm64")
+    macos = pip.resolution.stack.framework.macos_min
+    assert macos and int(macos.split(".")[0]) >= 14
+    compile_lock(pip, "pylock.toml", index="https://index.invalid/simple", runner=runner)
+    assert seen["argv"][seen["argv"].index("--python-platform") + 1] == "aarch64-apple-darwin"
+    assert seen["env"]["MACOSX_DEPLOYMENT_TARGET"] == macos
+    compile_lock(pip_for(kb, tf="2.15", os="linux", gpu_cc="8.6"), index="https://index.invalid/simple",
+                 runner=runner)
+    assert "MACOSX_DEPLOYMENT_TARGET" not in seen["env"]
+
+
+def test_a_lock_of_nvidias_build_names_nvidias_index_and_looks_past_the_placeholders(kb, monkeypatch):
+    """nvidia-tensorflow on the default index is only placeholder 0.0.1.dev releases; NVIDIA's own index is the
+    one nvidia-pyindex configures (https://pypi.ngc.nvidia.com). uv must consider every index for the name."""
+    seen = {}
+
+    def runner(argv, **kwargs):
+        seen["argv"] = argv
+        Path(argv[argv.index("-o") + 1]).write_text("nvidia-tensorflow==1.15.5+nv21.10\n")
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr("stackresolve.fulllock.uv_binary", lambda env=None: "uv")
+    pip = pip_for(kb, tf="1.15", os="linux", gpu="RTX 3090", vendor="nvidia")
+    assert pip.pre_install == ()
+    compile_lock(pip, index="https://index.invalid/simple", runner=runner)
+    argv = seen["argv"]
+    assert argv[argv.index("--extra-index-url") + 1] == "https://pypi.ngc.nvidia.com"
+    assert argv[argv.index("--index-url") + 1] == "https://index.invalid/simple"
+    assert argv[argv.index("--index-strategy") + 1] == "unsafe-best-match"
 
 
 def test_pylock_cuda_wheels_are_read_too():

@@ -71,16 +71,18 @@ def test_lock_states_what_check_compares(kb):
 def test_the_locks_pip_list_installs_as_written(kb):
     """The README's bootstrap writes `pip` to requirements.txt and installs `pip_first` before it. PyTorch 1.12.1
     with CUDA 11.6 installs from PyTorch's cu116 index with --extra-index-url (pytorch.github.io
-    previous-versions.md, v1.12.1); NVIDIA's 1.15 builds need nvidia-pyindex installed first (NVIDIA/tensorflow
-    README, Install)."""
+    previous-versions.md, v1.12.1); NVIDIA's 1.15 builds install from NVIDIA's index, which nvidia-pyindex only wrote
+    into pip's configuration (its edit_pip_configuration.py: https://pypi.ngc.nvidia.com), named directly: nothing
+    needs installing first."""
     torch = json.loads(render_lock(resolve(kb, build_request(kb, Flags(torch="1.12", os="linux", gpu_cc="8.6"),
                                                                None)), kb))
     assert torch["pip"][0] == "--extra-index-url https://download.pytorch.org/whl/cu116"
     assert "torch==1.12.1+cu116" in torch["pip"] and torch["pip_first"] == []
     nvidia = json.loads(render_lock(resolve(kb, build_request(kb, Flags(tf="1.15", os="linux", gpu="RTX 3090"),
                                                                 None)), kb))
-    assert nvidia["pip_first"] == ["nvidia-pyindex"]
-    assert nvidia["pip"][0].startswith("nvidia-tensorflow[horovod]==1.15.5+nv")
+    assert nvidia["pip_first"] == []
+    assert nvidia["pip"][0] == "--extra-index-url https://pypi.ngc.nvidia.com"
+    assert nvidia["pip"][1].startswith("nvidia-tensorflow[horovod]==1.15.5+nv")
 
 
 def test_check_passes_on_a_matching_machine(run, tf115_lock):

@@ -35,24 +35,24 @@ def test_rtx_3090_with_driver_470_gets_the_newest_build_that_470_runs(kb):
     assert stock and "predates" in stock[0].why  # the stock wheel stays on offer, with its problem
 
 
-def test_rtx_3090_with_driver_450_runs_the_cuda_11_0_build(kb):
-    # Release 20.09 needs driver 450 and is built with CUDA 11.0 (NVIDIA's TF1 release notes); its sm_80 machine
-    # code runs on compute capability 8.6 (binary compatibility within a major, CUDA C++ Programming Guide).
-    resolution = plan(kb, os="linux", gpu="RTX 3090", driver="450.80.02")
-    assert (resolution.stack.framework.vendor, resolution.stack.framework.vendor_release) == ("nvidia", "20.09")
+def test_rtx_3090_with_driver_455_runs_nvidias_build(kb):
+    # sm_86 first came with CUDA 11.1, whose Linux driver is 455.23 (CUDA 11.1 release notes, Table 3); release
+    # 20.12 (driver 455, CUDA 11.1) is the first NVIDIA build with machine code for it.
+    resolution = plan(kb, os="linux", gpu="RTX 3090", driver="455.32.00")
+    assert (resolution.stack.framework.vendor, resolution.stack.framework.vendor_release) == ("nvidia", "20.12")
     assert resolution.stack.gpu.support == "native"
 
 
-def test_rtx_3090_with_driver_440_is_told_which_upgrade_opens_nvidias_build(kb):
-    # R440 predates Ampere: NVIDIA's architecture matrix gives CUDA 11.0 as Ampere's first toolkit, whose Linux
-    # driver is 450.51.05 (Table 3), so nothing runs on this driver; the nearest upgrade opens release 20.09
-    # (driver 450, CUDA 11.0).
-    resolution = plan(kb, os="linux", gpu="RTX 3090", driver="440.33")
+@pytest.mark.parametrize("driver", ["440.33", "450.80.02"])
+def test_rtx_3090_with_an_older_driver_is_told_which_upgrade_opens_nvidias_build(kb, driver):
+    # R440 and R450 predate sm_86 (CUDA 11.0 has no sm_86; 11.1 brought it with driver 455.23, Table 3): nothing
+    # runs on this driver; the nearest upgrade, to 455.23, opens release 20.12.
+    resolution = plan(kb, os="linux", gpu="RTX 3090", driver=driver)
     assert resolution.stack is None
-    assert any("450.51.05" in f.message for f in resolution.findings)
+    assert any("455.23" in f.message for f in resolution.findings)
     upgrade = [a for a in resolution.alternatives if "upgrade the driver" in a.why]
-    assert upgrade and upgrade[0].request.driver == "450.51.05"
-    assert upgrade[0].stack.framework.vendor_release == "20.09"
+    assert upgrade and upgrade[0].request.driver == "455.23"
+    assert upgrade[0].stack.framework.vendor_release == "20.12"
 
 
 def test_gtx_1080_ti_keeps_the_stock_wheel(kb):
@@ -77,8 +77,11 @@ def test_nvidia_pip_and_dockerfile_plans():
     runner = CliRunner()
     args = ["plan", "--no-detect", "--tf", "1.15", "--os", "linux", "--gpu", "RTX 3090", "--driver", "470.82.01"]
     pip = runner.invoke(app, [*args, "--format", "pip"]).stdout
-    assert "pip install nvidia-pyindex" in pip
-    assert "nvidia-tensorflow[horovod]==1.15.5+nv21.10" in pip.splitlines()
+    # NVIDIA's index named directly (nvidia-pyindex 1.0.9: edit_pip_configuration.py NVIDIA_PyPI_SERVERS), first
+    lines = [line for line in pip.splitlines() if line and not line.startswith("#")]
+    assert lines[:2] == ["--extra-index-url https://pypi.ngc.nvidia.com", "nvidia-tensorflow[horovod]==1.15.5+nv21.10"]
+    assert "pip install nvidia-pyindex" not in pip
+    assert "--index-strategy unsafe-best-match" in pip
     docker = runner.invoke(app, [*args, "--format", "dockerfile"]).stdout
     assert "FROM nvcr.io/nvidia/tensorflow:21.10-tf1-py3" in docker.splitlines()
 

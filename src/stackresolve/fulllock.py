@@ -97,7 +97,12 @@ def compile_lock(pip: PipPlan, fmt: str = "requirements.txt", *, index: str | No
         argv = [uv_binary(), "pip", "compile", requirements.name, "--python-version", pip.python,
                 "--python-platform", platform, "--generate-hashes", "--format", fmt,
                 *index_options(pip, index_url(index)), "--no-header", "--quiet", "-o", str(out)]
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("UV_", "PIP_"))}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("UV_", "PIP_", "MACOSX_"))}
+        macos = macos_target(pip)
+        if macos:
+            # uv resolves a macOS platform for macOS 13.0 unless told otherwise (`uv pip compile --help`,
+            # --python-platform): wheels tagged for a newer macOS (torch 2.15: macosx_14_0) need the plan's own.
+            env["MACOSX_DEPLOYMENT_TARGET"] = macos
         try:
             done = (runner or subprocess.run)(argv, capture_output=True, text=True, timeout=timeout, env=env,
                                               stdin=subprocess.DEVNULL, cwd=scratch)
@@ -111,6 +116,13 @@ def compile_lock(pip: PipPlan, fmt: str = "requirements.txt", *, index: str | No
                              f"{detail or 'no message'}")
         text = out.read_text(encoding="utf-8")
     return FullLock(text, fmt, pip.python, platform, cuda_wheels(text))
+
+
+def macos_target(pip: PipPlan) -> str:
+    """The macOS a macOS plan needs (its Metal build's minimum), "" for other plans or where none is recorded."""
+    if pip.resolution.request.os is not Os.MACOS:
+        return ""
+    return pip.resolution.stack.framework.macos_min
 
 
 def index_options(pip: PipPlan, default_index: str) -> list[str]:

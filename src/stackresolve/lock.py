@@ -29,7 +29,8 @@ SCHEMA = "stackresolve/lock@1"
 def document(resolution: Resolution, pip: PipPlan) -> dict:
     """The lock. `pip` is a requirements file's lines as the pip plan installs them (the index option of a build
     on another index first: `pip install -r` of them installs the stack); `pip_first` what must be installed in
-    a pip run of its own before them (nvidia-pyindex, which adds NVIDIA's index to pip's configuration)."""
+    a pip run of its own before them (empty: NVIDIA's 1.15 builds name NVIDIA's index in `pip` instead of
+    installing nvidia-pyindex; the field stays for readers of the schema)."""
     stack = resolution.stack
     fw = stack.framework
     return {

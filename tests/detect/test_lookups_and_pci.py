@@ -60,6 +60,8 @@ def banner_only(fixture_name):
         ("smi-banner-396.24-no-cuda-field.txt", [("GeForce GTX 1070", "6.1")]),
         ("smi-banner-410.104-tesla-k80.txt", [("Tesla K80", "3.7")]),
         ("smi-banner-550.135-tesla-p4.txt", [("Tesla P4", "6.1")]),
+        # TensorFlow's own log for this board: "GRID K520 ... with Cuda compute capability 3.0" (tensorflow#112)
+        ("smi-banner-346.46-grid-k520.txt", [("GRID K520", "3.0")]),
     ],
 )
 def test_banner_names_give_the_compute_capability(tmp_path, fixture, expected):

@@ -212,6 +212,7 @@ def test_clean_helpers():
          [(0, "GeForce GTX 1070", 8114, "00000000:24:00.0")]),
         ("smi-banner-410.104-tesla-k80.txt", "410.104", "10.0", [(0, "Tesla K80", 11441, "00000000:00:04.0")]),
         ("smi-banner-550.135-tesla-p4.txt", "550.135", "12.4", [(0, "Tesla P4", 8192, "00000000:86:00.0")]),
+        ("smi-banner-346.46-grid-k520.txt", "346.46", None, [(0, "GRID K520", 4095, "0000:00:03.0")]),
     ],
 )
 def test_banner_old_drivers(name, driver, cuda, gpus):

@@ -242,8 +242,9 @@ def warn_if_stale(kb) -> None:
 
 
 def emit_resolution(resolution, kb, fmt: str, out: Optional[str], options=None) -> None:
-    """Print (or write) one format of a resolution; an impossible target prints its explanation, exit 1."""
-    from stackresolve.emit import NEEDS_STACK, all_plans, render_plan
+    """Print (or write) one format of a resolution; an impossible target prints its explanation, exit 1; a format
+    that cannot express the stack is bad input (one line naming the formats that can, exit 2, nothing written)."""
+    from stackresolve.emit import FormatRefused, plan_set, render_plan
     from stackresolve.plan import PlanOptions
 
     options = options or PlanOptions()
@@ -251,9 +252,15 @@ def emit_resolution(resolution, kb, fmt: str, out: Optional[str], options=None) 
     if fmt == "json":
         from stackresolve.emit import plan_document
 
-        output(plan_document.render(resolution, all_plans(resolution, kb, options)), out)
-    elif resolution.stack is None and fmt in NEEDS_STACK:
-        sys.stderr.write(render_plan("text", resolution, kb))
-    else:
-        output(render_plan(fmt, resolution, kb, options), out, executable=fmt in ("apt",))
+        plans = plan_set(resolution, kb, options)
+        output(plan_document.render(resolution, plans.plans, plans.refused), out)
+        raise typer.Exit(Exit.FAILED if resolution.stack is None else Exit.OK)
+    try:
+        text = render_plan(fmt, resolution, kb, options)
+    except FormatRefused as exc:
+        if resolution.stack is None:
+            sys.stderr.write(render_plan("text", resolution, kb))
+            raise typer.Exit(Exit.FAILED)
+        fail(str(exc))
+    output(text, out, executable=fmt in ("apt",))
     raise typer.Exit(Exit.FAILED if resolution.stack is None else Exit.OK)

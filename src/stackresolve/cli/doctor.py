@@ -46,7 +46,10 @@ def doctor(
     elif report.resolution is None or report.resolution.stack is None:
         fail("no stack to plan a fix for; see `stackresolve doctor` for the findings", Exit.FAILED)
     else:
-        from stackresolve.emit import render_plan
+        from stackresolve.emit import FormatRefused, render_plan
 
-        output(render_plan(fmt, report.resolution, kb), None)
+        try:
+            output(render_plan(fmt, report.resolution, kb), None)
+        except FormatRefused as exc:
+            fail(str(exc))
     raise typer.Exit(report.exit_code)

@@ -1,14 +1,17 @@
 """Emitters: one module per output format, each a pure function from that format's typed plan to text.
 
-The plan layer (stackresolve.plan) decides; emitters only render. `render_plan` decides and renders one format;
-`all_plans` does it for every format (the JSON document's `plans`).
+The plan layer (stackresolve.plan) decides; emitters only render. `render_plan` decides and renders one format
+(a format that cannot express the stack raises FormatRefused: it is never rendered as a file that does nothing);
+`plan_set` does it for every format (the JSON document's `plans`, and `refused_formats` with the reason for each
+format that cannot serve the stack).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib import import_module
 
-from stackresolve.plan import PlanOptions, decide
+from stackresolve.plan import PlanOptions, Refusal, decide
 
 # --format name -> module under stackresolve.emit; each module has render(plan) -> str.
 PLAN_EMITTERS = {
@@ -23,14 +26,64 @@ PLAN_EMITTERS = {
 # Formats that need a resolved stack. The text summary explains an impossible target, and the PowerShell plan
 # turns an impossible native-Windows GPU target into the WSL2 route.
 NEEDS_STACK = {"pip", "lock", "dockerfile", "apt", "conda"}
+NO_STACK = "no consistent stack for this request"
+
+
+class FormatRefused(Exception):
+    """A format that cannot express this stack: the reason, and the formats that can (None: not computed)."""
+
+    def __init__(self, fmt: str, why: str, usable: tuple[str, ...] = ()):
+        super().__init__(fmt, why, usable)
+        self.fmt, self.why, self.usable = fmt, why, usable
+
+    def __str__(self) -> str:
+        can = f" Formats that can express this stack: {', '.join(self.usable)}." if self.usable else ""
+        return f"--format {self.fmt} cannot express this stack: {self.why}{can}"
+
+
+@dataclass(frozen=True)
+class PlanSet:
+    plans: dict[str, str]  # format -> exactly what --format prints
+    refused: dict[str, str]  # format -> why it cannot express the stack
+
+
+def refusal_text(refusal: Refusal) -> str:
+    return " ".join(part.strip() for part in (refusal.why, refusal.instead) if part)
+
+
+def _decided(fmt: str, resolution, kb, options: PlanOptions):
+    """The typed plan for a format, or the one-line reason it cannot serve this resolution."""
+    if resolution.stack is None and fmt in NEEDS_STACK:
+        return NO_STACK
+    plan = decide(fmt, resolution, kb, options)
+    return refusal_text(plan) if isinstance(plan, Refusal) else plan
+
+
+def _render(fmt: str, plan) -> str:
+    return import_module(f"stackresolve.emit.{PLAN_EMITTERS[fmt]}").render(plan)
+
+
+def plan_set(resolution, kb, options: PlanOptions = PlanOptions()) -> PlanSet:
+    plans: dict[str, str] = {}
+    refused: dict[str, str] = {}
+    for fmt in PLAN_EMITTERS:
+        plan = _decided(fmt, resolution, kb, options)
+        if isinstance(plan, str):
+            refused[fmt] = plan
+        else:
+            plans[fmt] = _render(fmt, plan)
+    return PlanSet(plans, refused)
 
 
 def render_plan(fmt: str, resolution, kb, options: PlanOptions = PlanOptions()) -> str:
-    module = import_module(f"stackresolve.emit.{PLAN_EMITTERS[fmt]}")
-    return module.render(decide(fmt, resolution, kb, options))
+    plan = _decided(fmt, resolution, kb, options)
+    if isinstance(plan, str):
+        usable = () if resolution.stack is None else tuple(
+            f for f in PLAN_EMITTERS if f != fmt and not isinstance(_decided(f, resolution, kb, options), str))
+        raise FormatRefused(fmt, plan, (*usable, "json") if usable else ())
+    return _render(fmt, plan)
 
 
 def all_plans(resolution, kb, options: PlanOptions = PlanOptions()) -> dict[str, str]:
     """Every plan text for the JSON document's `plans` (exactly what each --format prints)."""
-    return {fmt: render_plan(fmt, resolution, kb, options) for fmt in PLAN_EMITTERS
-            if resolution.stack is not None or fmt not in NEEDS_STACK}
+    return plan_set(resolution, kb, options).plans

@@ -20,7 +20,6 @@ from packaging.requirements import Requirement
 from stackresolve.emit.header import header_lines
 from stackresolve.model.enums import Os
 from stackresolve.model.stack import Resolution
-from stackresolve.plan import Refusal
 from stackresolve.plan.apt import AptPipOnlyPlan, AptPlan
 from stackresolve.plan.pip import PipPlan
 
@@ -91,8 +90,29 @@ install_signing_key() {
   as_root install -m 0644 "$WORK_DIR/signing-key.gpg" "$KEYRING_PATH"
 }
 
-if repo_configured "$CUDA_REPO_URL"; then
+# A repository configured before April 2022 (an old cuda-repo-*.deb, or apt-key with 7fa2af80) trusts only NVIDIA's
+# retired key, and `apt-get update` then fails with NO_PUBKEY A4B469963BF863CC: NVIDIA's notice has such systems add
+# the current key. It goes into trusted.gpg.d, which is what a source line without signed-by uses.
+trust_current_key() {
+  local target="$APT_ETC/trusted.gpg.d/stackresolve-nvidia-cuda-current.gpg"
+  if [ -z "$CURRENT_KEY_FILE" ] || [ -s "$target" ]; then return 0; fi
+  need_download_tools
+  fetch "$CUDA_REPO_URL/$CURRENT_KEY_FILE" "$WORK_DIR/current-key.pub"
+  gpg --dearmor < "$WORK_DIR/current-key.pub" > "$WORK_DIR/current-key.gpg"
+  as_root install -m 0644 "$WORK_DIR/current-key.gpg" "$target"
+}
+
+repo_signed_by() {
+  local lines
+  lines="$(grep -rhsF -- "$1" "$APT_ETC/sources.list" "$APT_ETC/sources.list.d/" || true)"
+  [[ "$lines" == *"signed-by="* ]]
+}
+
+if repo_configured "$CUDA_REPO_URL" && repo_signed_by "$CUDA_REPO_URL"; then
   echo "NVIDIA CUDA repository $CUDA_REPO_URL is already configured: skipping"
+elif repo_configured "$CUDA_REPO_URL"; then
+  echo "NVIDIA CUDA repository $CUDA_REPO_URL is configured without signed-by: adding NVIDIA's current key"
+  trust_current_key
 else
   need_download_tools
   if [ "$KEYRING_METHOD" = cuda-keyring ]; then
@@ -174,13 +194,6 @@ def _driver_reminder(stack, reboot: bool) -> str:
     return f"echo {_q(text)}\n"
 
 
-def _not_applicable(resolution: Resolution, why: str, instead: str) -> str:
-    # A quoted here-document: nothing in the (single-line) message is expanded or executed.
-    message = _CONTROL.sub(" ", f"stackresolve: {why} {instead}")
-    return (f"#!/usr/bin/env bash\n{_header(resolution)}{_comment(why)}set -euo pipefail\n"
-            f"cat >&2 <<'STACKRESOLVE_MESSAGE'\n{message}\nSTACKRESOLVE_MESSAGE\nexit 1\n")
-
-
 def _common_values(pip: PipPlan, supported: str) -> str:
     return (f"SUPPORTED_RELEASES={_q(supported)}\n"
             f"PYTHON_VERSION={_q(pip.python)}\n"
@@ -253,6 +266,7 @@ def _release_case(plan: AptPlan) -> str:
             f"KEYRING_METHOD={_q(rp.keyring.method)}",
             f"KEYRING_FILE={_q(rp.keyring.file)}",
             f"SIGNING_KEY_FILE={_q(rp.signing_key.file if rp.signing_key else '')}",
+            f"CURRENT_KEY_FILE={_q(rp.current_key.file if rp.current_key else '')}",
             f"ML_REPO_URL={_q(rp.ml_repo_url)}",
             f"DRIVER_PACKAGE={_q(rp.driver.package if rp.driver else '')}",
         ]
@@ -303,10 +317,7 @@ def _system_cuda(plan: AptPlan) -> str:
 
 
 def render(plan) -> str:
-    """The apt plan as a bash script. A plan that cannot apply is still a script: it prints why and exits 1, so
-    `plans.apt` in the JSON output is always a runnable text."""
-    if isinstance(plan, Refusal):
-        return _not_applicable(plan.resolution, plan.why, plan.instead)
+    """The apt plan as a bash script (a stack it cannot express never gets here: emit.FormatRefused)."""
     if isinstance(plan, AptPipOnlyPlan):
         return _pip_only(plan)
     return _system_cuda(plan)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 from stackresolve.emit.header import header_lines
-from stackresolve.plan import Refusal
 from stackresolve.plan.conda import CondaPlan
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
@@ -17,9 +16,6 @@ def _comment(text: str) -> str:
 
 
 def render(plan) -> str:
-    if isinstance(plan, Refusal):
-        return "".join(_comment(line) for line in
-                       [*header_lines(plan.resolution, "conda"), plan.why, plan.instead] if line)
     import yaml  # lazily: only this format needs PyYAML
 
     plan: CondaPlan

@@ -6,7 +6,6 @@ import re
 import shlex
 
 from stackresolve.emit.header import header_lines
-from stackresolve.plan import Refusal
 from stackresolve.plan.docker import DockerPlan
 
 _MINOR = re.compile(r"^\d+\.\d+$")
@@ -23,21 +22,48 @@ def safe_header(resolution, kind: str) -> str:
 
 
 def _run_pip(python: str, pip) -> str:
-    """pip itself upgraded, what must come first, then the plan's lines (after its index option, if any)."""
+    """pip itself upgraded, then the plan's lines (after its index options, if any)."""
+    from stackresolve.emit.pip import pip_upgrade
+
     quoted = " \\\n        ".join(shlex.quote(line) for line in (*pip.index_args, *pip.requirements))
-    out = f"RUN {python} -m pip install --no-cache-dir --upgrade pip \\\n"
+    out = f"RUN {python} -m pip install --no-cache-dir --upgrade {pip_upgrade(pip.python)} \\\n"
     for package in pip.pre_install:
         out += f" && {python} -m pip install --no-cache-dir {shlex.quote(package)} \\\n"
     return out + f" && {python} -m pip install --no-cache-dir \\\n        {quoted}\n"
 
 
-def render(plan) -> str:
-    if isinstance(plan, Refusal):
-        out = [safe_header(plan.resolution, "dockerfile"), f"# {one_line(plan.why)}\n"]
-        if plan.instead:
-            out.append(f"# {one_line(plan.instead)}\n")
-        return "".join(out)
-    plan: DockerPlan
+def _key_step(step) -> str:
+    """NVIDIA's current repository key, before the first apt-get update (its notice: the cuda-keyring package, or
+    the key file, in place of the retired key's source list)."""
+    out = f"# {one_line(step.why)}\n#   source: {one_line(step.source)}\n"
+    if step.method == "cuda-keyring":
+        return out + (f"ADD {step.url} /tmp/cuda-keyring.deb\n"
+                      "RUN rm -f /etc/apt/sources.list.d/cuda.list \\\n"
+                      " && dpkg -i /tmp/cuda-keyring.deb \\\n"
+                      " && rm -f /tmp/cuda-keyring.deb\n")
+    return out + (f"ADD {step.url} /etc/apt/trusted.gpg.d/cuda-repository-key.asc\n"
+                  "RUN chmod 0644 /etc/apt/trusted.gpg.d/cuda-repository-key.asc\n")
+
+
+def _python_from_apt(base) -> str:
+    """The stack's Python from Ubuntu's archive or the deadsnakes PPA, and a virtual environment on PATH."""
+    py = f"python{base.python}"
+    if base.python_from == "deadsnakes":
+        out = (f"# Python {base.python} is not in Ubuntu {base.ubuntu}'s archive: it comes from the deadsnakes PPA.\n"
+               "RUN apt-get update \\\n"
+               " && apt-get install -y --no-install-recommends software-properties-common gpg-agent \\\n"
+               " && add-apt-repository -y ppa:deadsnakes/ppa \\\n"
+               f" && apt-get install -y --no-install-recommends {py} {py}-venv \\\n"
+               " && rm -rf /var/lib/apt/lists/*\n")
+    else:
+        out = (f"# Python {base.python} from Ubuntu {base.ubuntu}'s archive.\n"
+               "RUN apt-get update \\\n"
+               f" && apt-get install -y --no-install-recommends {py} {py}-venv \\\n"
+               " && rm -rf /var/lib/apt/lists/*\n")
+    return out + f"RUN {py} -m venv /opt/venv\nENV PATH=/opt/venv/bin:$PATH\n"
+
+
+def render(plan: DockerPlan) -> str:
     resolution, base, stack = plan.resolution, plan.base, plan.resolution.stack
     if not _MINOR.match(base.python):
         raise ValueError(f"not a Python version: {base.python!r}")
@@ -58,35 +84,23 @@ def render(plan) -> str:
         return "".join(out)
 
     pip = plan.pip
-    if pip.resolution is not resolution:
-        out.append(f"# Python {base.python} is the image's: the pip pins below are the plan for Python {base.python}\n"
-                   f"#   ({one_line(pip.resolution.stack.summary)}).\n")
+    if base.kind in ("tensorflow", "cuda"):
+        out.append("ENV DEBIAN_FRONTEND=noninteractive\n")
+        if plan.runs_apt and base.key_step is not None:
+            out.append(_key_step(base.key_step))
     if plan.cudnn_packages:
         out.append("RUN apt-get update \\\n"
-                   " && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends --allow-downgrades "
+                   " && apt-get install -y --no-install-recommends --allow-downgrades "
                    "--allow-change-held-packages \\\n        "
                    + " ".join(shlex.quote(p) for p in plan.cudnn_packages) + " \\\n"
                    " && rm -rf /var/lib/apt/lists/*\n")
-    if base.kind == "tensorflow":
+    if base.kind == "tensorflow" and base.python_from == "image":
         out.append("# The image's preinstalled TensorFlow (tensorflow or tensorflow-gpu, depending on the release) is\n"
                    "# removed so that exactly one copy, the pinned one, is installed.\n"
                    "RUN python3 -m pip uninstall -y tensorflow tensorflow-gpu tensorflow-cpu\n")
         out.append(_run_pip("python3", pip))
         return "".join(out)
-    if base.kind == "cuda":
-        py = f"python{base.python}"
-        out.append("ENV DEBIAN_FRONTEND=noninteractive\n")
-        if base.python_from_ppa:
-            out.append(f"# Python {base.python} is not Ubuntu's python3 here: it comes from the deadsnakes PPA.\n"
-                       "RUN apt-get update \\\n"
-                       " && apt-get install -y --no-install-recommends software-properties-common gpg-agent \\\n"
-                       " && add-apt-repository -y ppa:deadsnakes/ppa \\\n"
-                       f" && apt-get install -y --no-install-recommends {py} {py}-venv \\\n"
-                       " && rm -rf /var/lib/apt/lists/*\n")
-        else:
-            out.append("RUN apt-get update \\\n"
-                       f" && apt-get install -y --no-install-recommends {py} {py}-venv \\\n"
-                       " && rm -rf /var/lib/apt/lists/*\n")
-        out.append(f"RUN {py} -m venv /opt/venv\nENV PATH=/opt/venv/bin:$PATH\n")
+    if base.kind in ("tensorflow", "cuda"):
+        out.append(_python_from_apt(base))
     out.append(_run_pip("python", pip))
     return "".join(out)

@@ -37,8 +37,11 @@ def render(plan: PipPlan) -> str:
         fw = stack.framework
         where = "find-links page" if fw.index_option == "--find-links" else "index"
         build = f"{fw.distribution} {fw.version}" + (f" ({fw.variant})" if fw.variant else "")
-        out.append(f"# {build} installs from this {where} (pip reads the option from this file):\n"
-                   f"{plan.index_line}\n")
+        out.append(f"# {build} installs from this {where} (pip reads the option from this file):\n")
+        if fw.index_option == "--extra-index-url":
+            # uv's default strategy takes each name from the first index that has it (uv docs, "Index strategy")
+            out.append("# with uv: uv pip install --index-strategy unsafe-best-match -r requirements.txt\n")
+        out.append(f"{plan.index_line}\n")
     framework, *pins = plan.lines
     out.append(f"{framework.requirement}\n")
     for pin in pins:

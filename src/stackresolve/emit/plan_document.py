@@ -9,7 +9,7 @@ from stackresolve.model.stack import Resolution
 SCHEMA = "stackresolve/plan@1"
 
 
-def document(resolution: Resolution, plans: dict[str, str]) -> dict:
+def document(resolution: Resolution, plans: dict[str, str], refused: dict[str, str] | None = None) -> dict:
     return {
         "schema": SCHEMA,
         "status": resolution.status,
@@ -19,8 +19,10 @@ def document(resolution: Resolution, plans: dict[str, str]) -> dict:
         "alternatives": [a.to_json() for a in resolution.alternatives],
         "plans": plans,
         "knowledge_base": {"version": resolution.kb_version, "index_data": resolution.index_data},
+        # format -> why it cannot express this stack (those formats are absent from `plans`; --format exits 2)
+        "refused_formats": dict(refused or {}),
     }
 
 
-def render(resolution: Resolution, plans: dict[str, str]) -> str:
-    return json.dumps(document(resolution, plans), indent=2) + "\n"
+def render(resolution: Resolution, plans: dict[str, str], refused: dict[str, str] | None = None) -> str:
+    return json.dumps(document(resolution, plans, refused), indent=2) + "\n"

@@ -17,7 +17,7 @@ import shlex
 
 from stackresolve.emit.dockerfile import one_line, safe_header
 from stackresolve.model.enums import Delivery, Framework
-from stackresolve.plan import Refusal, environment_name
+from stackresolve.plan import environment_name
 from stackresolve.plan.windows import NATIVE_GPU_END_SOURCE, WindowsNativePlan, WslPlan
 
 WSL_DISTRO = "Ubuntu-22.04"
@@ -440,10 +440,6 @@ def script_name(stack) -> str:
 
 
 def render(plan) -> str:
-    if isinstance(plan, Refusal):
-        message = plan.why + (f" {plan.instead}" if plan.instead else "")
-        return (safe_header(plan.resolution, "powershell") + "Set-StrictMode -Version Latest\n"
-                f"Write-Host {ps_quote(message)} -ForegroundColor Red\nexit 1\n")
     if isinstance(plan, WslPlan):
         return _wsl(plan)
     return _native(plan)

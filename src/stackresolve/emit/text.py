@@ -11,7 +11,7 @@ INSTALL_FORMATS = "pip, conda, apt, powershell, dockerfile, lock"
 
 def _stack_rows(stack: Stack) -> list[tuple[str, str, str, str]]:
     fw, py = stack.framework, stack.python
-    where = f" (index: {fw.index})" if fw.index else (f" ({fw.index_option} {fw.index_url})" if fw.index_url else "")
+    where = f" ({fw.index_option} {fw.index_url})" if fw.index_url else (f" (index: {fw.index})" if fw.index else "")
     rows = [(fw.name, fw.label + where, fw.why, fw.source)]
     if fw.companions:
         rows.append(("", "with " + ", ".join(fw.companions), "", ""))
@@ -41,26 +41,75 @@ def _stack_rows(stack: Stack) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def render_stack(stack: Stack, indent: str = "  ") -> list[str]:
+class SourceList:
+    """Each source once: a row or finding names its sources by number ("[2] [5]"); the list closes the plan. A
+    composite source ("A; B (x; y); C") is split at its top-level semicolons, so shared parts share a number."""
+
+    def __init__(self):
+        self.entries: list[str] = []
+        self._numbers: dict[str, int] = {}
+
+    def refs(self, source: str) -> str:
+        numbers = []
+        for part in split_sources(source):
+            if part not in self._numbers:
+                self.entries.append(part)
+                self._numbers[part] = len(self.entries)
+            if self._numbers[part] not in numbers:
+                numbers.append(self._numbers[part])
+        return " ".join(f"[{n}]" for n in numbers)
+
+    def render(self) -> list[str]:
+        if not self.entries:
+            return []
+        return ["Sources", *(f"  [{n}] {entry}" for n, entry in enumerate(self.entries, 1)), ""]
+
+
+def split_sources(source: str) -> list[str]:
+    parts, depth, current = [], 0, []
+    for ch in source:
+        depth += ch in "([{"
+        depth -= ch in ")]}" and depth > 0
+        if ch == ";" and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return [p.strip() for p in parts if p.strip()]
+
+
+def render_stack(stack: Stack, sources: SourceList, indent: str = "  ") -> list[str]:
     out = []
     for name, value, why, source in _stack_rows(stack):
         out.append(f"{indent}{name:<11}{value}")
         if why:
             out.append(f"{indent}{'':<11}why: {why}")
         if source:
-            out.append(f"{indent}{'':<11}source: {source}")
+            out.append(f"{indent}{'':<11}sources: {sources.refs(source)}")
     return out
+
+
+def alternatives_heading(resolution: Resolution) -> str:
+    from stackresolve.resolve.conflicts import degraded
+
+    if resolution.stack is None:
+        return "Nearest stacks that work"
+    # only a stack that does not run natively is followed by stacks that do; otherwise they are other routes
+    return "Nearest stacks that run natively" if degraded(resolution.stack, resolution.findings) else \
+        "Other stacks for this request"
 
 
 def render(resolution: Resolution) -> str:
     request = resolution.request
     data = f"; package index data {resolution.index_data}" if resolution.index_data else ""
+    sources = SourceList()
     out = [f"stackresolve plan: {request.asked} on {request.os} "
            f"(knowledge base {resolution.kb_version}{data})",
            f"status: {resolution.status}", ""]
     if resolution.stack:
         out.append("Stack")
-        out += render_stack(resolution.stack)
+        out += render_stack(resolution.stack, sources)
         out.append("")
     else:
         out += ["No consistent stack: these facts conflict", ""]
@@ -71,10 +120,10 @@ def render(resolution: Resolution) -> str:
             if f.fix:
                 out.append(f"      fix: {f.fix}")
             if f.source:
-                out.append(f"      source: {f.source}")
+                out.append(f"      sources: {sources.refs(f.source)}")
         out.append("")
     if resolution.alternatives:
-        out.append("Nearest stacks that run natively" if resolution.stack else "Nearest stacks that work")
+        out.append(alternatives_heading(resolution))
         for i, alt in enumerate(resolution.alternatives, 1):
             out.append(f"  {i}. {alt.stack.summary}")
             out.append(f"     why: {alt.why}")
@@ -82,4 +131,6 @@ def render(resolution: Resolution) -> str:
     if resolution.stack:
         out.append(f"Install plans: stackresolve plan {request.framework.flag} {request.version!r} ... --format "
                    f"({INSTALL_FORMATS})")
-    return "\n".join(out) + "\n"
+        out.append("")
+    out += sources.render()
+    return "\n".join(out).rstrip("\n") + "\n"

@@ -49,6 +49,7 @@ class KnowledgeBase:
     nvidia_builds: tuple[NvidiaBuild, ...] = ()
     cudnn_artifacts: tuple[CudnnArtifact, ...] = ()
     nvidia_index: str = ""  # the source saying how NVIDIA's index is reached (nvidia-pyindex)
+    nvidia_index_url: str = ""  # NVIDIA's own package index, as nvidia-pyindex configures it
     # What the install channels carry, computed from the install facts when the knowledge base is built (see
     # knowledge/install.py): the resolver needs these tables, not the install facts themselves.
     cudnn_tables: dict = field(default_factory=dict, repr=False, compare=False)
@@ -171,6 +172,14 @@ class KnowledgeBase:
     @property
     def cuda_images(self):
         return self.install.cuda_images
+
+    @property
+    def key_rotation(self):
+        return self.install.key_rotation
+
+    def ubuntu_pythons(self, release: str) -> tuple[str, ...]:
+        """The CPython minors Ubuntu `release`'s own archive carries (empty when not recorded)."""
+        return next((u.pythons for u in self.install.ubuntu_pythons if u.ubuntu == release), ())
 
     @property
     def cuda_installers(self):

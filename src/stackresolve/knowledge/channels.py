@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from packaging.version import Version
 
 from stackresolve.knowledge.fields import records
+from stackresolve.knowledge.rules import cudnn_accepts
 
 # `apt-get install` arguments: a Debian package name, optionally `=version` (Debian policy 5.6.1 / 5.6.12).
 APT_PACKAGE = r"[a-z0-9][a-z0-9+.-]+(=[0-9][A-Za-z0-9.+~:-]*)?"
@@ -327,8 +328,8 @@ def nearest_cudnn(candidates, wanted: str, compiled: str, cuda: str):
     the nearest newer one, "older" for the newest one between `compiled` and `wanted`. A build for the exact CUDA
     line wins over an "X.x" build of the same version. Works on apt and conda package records alike.
     """
-    target, floor = Version(wanted), Version(compiled)
-    usable = [p for p in candidates if p.key.major == floor.major and p.key >= floor]
+    target = Version(wanted)
+    usable = [p for p in candidates if cudnn_accepts(compiled, str(p.key))]
     if not usable:
         return None
     exact = [p for p in usable if p.key == target]

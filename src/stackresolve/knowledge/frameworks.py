@@ -187,6 +187,7 @@ class JaxPlatform:
     nvidia_gpu: bool
     source: str
     note: str = ""
+    apple_gpu_unsupported_from: str = ""  # the first jax whose install guide says Mac GPUs are not supported
 
 
 # -- Apple ----------------------------------------------------------------------------------------------------
@@ -436,7 +437,8 @@ def parse_jax(doc: dict):
     )
     platforms = tuple(
         JaxPlatform(os=r.one_of("os", ("linux", "windows", "macos")), arch=r.text("arch"), cpu=r.flag("cpu"),
-                    nvidia_gpu=r.flag("nvidia_gpu"), source=r.source(), note=r.note())
+                    nvidia_gpu=r.flag("nvidia_gpu"), source=r.source(), note=r.note(),
+                    apple_gpu_unsupported_from=r.version("apple_gpu_unsupported_from", optional=True))
         for r in records(doc, "platform", f)
     )
     pins = tuple(

@@ -11,8 +11,10 @@ from stackresolve.knowledge.install_facts import (
     CudaImage,
     CudaInstaller,
     CudnnZip,
+    KeyRotation,
     MsvcRuntime,
     TfImage,
+    UbuntuPythons,
     parse_docker,
     parse_windows,
 )
@@ -29,13 +31,16 @@ class InstallKnowledge:
     cuda_installers: tuple[CudaInstaller, ...]
     cudnn_zips: tuple[CudnnZip, ...]
     msvc_runtimes: tuple[MsvcRuntime, ...]
+    key_rotation: KeyRotation
+    ubuntu_pythons: tuple[UbuntuPythons, ...]
 
 
 def build_install(docs: dict[str, dict]) -> InstallKnowledge:
-    tf_images, cuda_images = parse_docker(docs["docker.toml"])
+    docker = parse_docker(docs["docker.toml"])
     cuda_installers, cudnn_zips, msvc_runtimes = parse_windows(docs["windows.toml"])
-    return InstallKnowledge(parse_apt(docs["apt.toml"]), parse_conda(docs["conda.toml"]), tf_images, cuda_images,
-                            cuda_installers, cudnn_zips, msvc_runtimes)
+    return InstallKnowledge(parse_apt(docs["apt.toml"]), parse_conda(docs["conda.toml"]), docker.tf_images,
+                            docker.cuda_images, cuda_installers, cudnn_zips, msvc_runtimes, docker.key_rotation,
+                            docker.ubuntu_pythons)
 
 
 def cudnn_channel_table(install: InstallKnowledge, cuda_lines, wheels) -> dict:

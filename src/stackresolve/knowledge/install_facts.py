@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-from stackresolve.knowledge.fields import records
+from stackresolve.knowledge.fields import KnowledgeError, records
 
 
 # Patterns for values that end up inside generated scripts.
@@ -39,6 +39,7 @@ class TfImage:
     ubuntu: str
     source: str
     note: str = ""
+    apt_key: str = "unknown"  # "retired" | "current" | "unknown": the NVIDIA repository key its apt trusts
 
     @property
     def line(self) -> str:
@@ -63,10 +64,39 @@ class CudaImage:
     pullable: bool
     source: str
     note: str = ""
+    apt_key: str = "unknown"  # as TfImage.apt_key
 
     @property
     def image(self) -> str:
         return f"nvidia/cuda:{self.tag}"
+
+
+@dataclass(frozen=True)
+class KeyRotation:
+    """NVIDIA's April 2022 rotation of its CUDA repository signing key."""
+
+    retired: str
+    current: str
+    error: str
+    date: str
+    source: str
+
+
+@dataclass(frozen=True)
+class UbuntuPythons:
+    """The CPython minors an Ubuntu release's own archive carries (pythonX.Y and pythonX.Y-venv)."""
+
+    ubuntu: str
+    pythons: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class DockerFacts:
+    tf_images: tuple[TfImage, ...]
+    cuda_images: tuple[CudaImage, ...]
+    key_rotation: KeyRotation
+    ubuntu_pythons: tuple[UbuntuPythons, ...]
 
 
 @dataclass(frozen=True)
@@ -123,8 +153,12 @@ class MsvcRuntime:
 
 
 # -- parsers -----------------------------------------------------------------------------------------------
-def parse_docker(doc: dict) -> tuple[tuple[TfImage, ...], tuple[CudaImage, ...]]:
-    """docker.toml -> (official TensorFlow GPU images, nvidia/cuda runtime images)."""
+_APT_KEY = ("retired", "current", "unknown")
+
+
+def parse_docker(doc: dict) -> DockerFacts:
+    """docker.toml -> official TensorFlow GPU images, nvidia/cuda runtime images, the key rotation, Ubuntu's
+    Pythons."""
     f = "docker.toml"
     tf_images = tuple(
         TfImage(
@@ -136,6 +170,7 @@ def parse_docker(doc: dict) -> tuple[tuple[TfImage, ...], tuple[CudaImage, ...]]
             ubuntu=r.text("ubuntu", pattern=_MINOR),
             source=r.source(),
             note=r.note(),
+            apt_key=r.one_of("apt_key", _APT_KEY),
         )
         for r in records(doc, "tf_image", f)
     )
@@ -151,11 +186,19 @@ def parse_docker(doc: dict) -> tuple[tuple[TfImage, ...], tuple[CudaImage, ...]]
             pullable=r.flag("pullable"),
             source=r.source(),
             note=r.note(),
+            apt_key=r.one_of("apt_key", _APT_KEY),
         )
         if not image.release.startswith(image.cuda + "."):
             raise r.fail(f"release {image.release} is not CUDA {image.cuda}")
         cuda_images.append(image)
-    return tf_images, tuple(cuda_images)
+    rotation = [KeyRotation(r.text("retired", pattern=r"^[0-9a-f]{8}$"), r.text("current", pattern=r"^[0-9a-f]{8}$"),
+                            r.text("error"), r.text("date", pattern=r"^\d{4}-\d{2}-\d{2}$"), r.source())
+                for r in records(doc, "key_rotation", f)]
+    if len(rotation) != 1:
+        raise KnowledgeError("docker.toml: exactly one [[key_rotation]] record")
+    pythons = tuple(UbuntuPythons(r.text("ubuntu", pattern=_MINOR), r.texts("python", pattern=_MINOR, nonempty=True),
+                                  r.source()) for r in records(doc, "ubuntu_python", f))
+    return DockerFacts(tf_images, tuple(cuda_images), rotation[0], pythons)
 
 
 def parse_windows(doc: dict) -> tuple[tuple[CudaInstaller, ...], tuple[CudnnZip, ...], tuple[MsvcRuntime, ...]]:

@@ -426,6 +426,8 @@ def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_lo
         nvidia_builds=parse_nvidia_builds(docs["nvidia_tensorflow.toml"]),
         nvidia_index=next((r.source() for r in records(docs["nvidia_tensorflow.toml"], "index",
                                                         "nvidia_tensorflow.toml")), ""),
+        nvidia_index_url=next((r.text("url", pattern=r"^https://[A-Za-z0-9.-]+/?$") for r in records(
+            docs["nvidia_tensorflow.toml"], "index", "nvidia_tensorflow.toml")), ""),
         cudnn_tables=cudnn_channel_table(install, [t.version for t in toolkits], wheels),
         install_loader=install_loader,
         frameworks_loader=frameworks_loader,

@@ -36,6 +36,7 @@ class FrameworkPin:
     index_option: str | None = None  # --index-url | --extra-index-url | --find-links
     local_version: str = ""  # "+cu111": the local version label the pin carries
     companions: tuple[str, ...] = ()  # requirements installed with it: torchvision, jaxlib, tensorflow-metal
+    macos_min: str = ""  # the macOS its Metal build needs ("14.0"; "" where none is recorded)
 
     @property
     def upstream_version(self) -> str:
@@ -78,6 +79,8 @@ class FrameworkPin:
             doc.update({"tf_base": self.base_version, "ngc_release": self.vendor_release})
         if self.container:
             doc["container"] = self.container
+        if self.macos_min:
+            doc["macos_min"] = self.macos_min
         return {**doc, "why": self.why, "source": self.source}
 
 

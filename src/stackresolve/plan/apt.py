@@ -43,6 +43,7 @@ class ReleasePlan:
     ml_repo_url: str  # "" unless this release takes cuDNN from the machine-learning repository
     signing_key: AptKeyring | None  # the .pub key, needed with the apt-key method or the machine-learning repo
     driver: AptDriverPackage | None
+    current_key: AptKeyring | None = None  # the current .pub key: added where the repository is already configured
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,7 @@ def plan_releases(apt: AptKnowledge, resolution: Resolution, with_driver: bool) 
             ml_repo_url=ml_source.url_for(distro) if from_ml and ml_source else "",
             signing_key=key if needs_key else None,
             driver=driver,
+            current_key=key,
         ))
     if not plans:
         return (f"no Ubuntu release in the knowledge base serves CUDA {cuda} with cuDNN {wanted}: "

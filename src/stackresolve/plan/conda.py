@@ -48,7 +48,7 @@ class CondaPlan:
     python: str
     cuda_specs: tuple[str, ...]
     pip: pip_plan.PipPlan
-    pip_in_env: tuple[str, ...]  # the environment's pip section (nvidia-pyindex alone, where it must come first)
+    pip_in_env: tuple[str, ...]  # the environment's pip section: index option first, then the plan's lines
     notes: tuple[str, ...]  # comment lines above the document
     cudnn: str | None = None  # the cuDNN the environment installs (None: none from conda)
 
@@ -156,10 +156,6 @@ def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()
     name = validate_env_name(options.env_name if options.env_name is not None else default_name)
     notes: list[str] = []
     channel, cuda_specs, cudnn, extra_pip = DEFAULT_CHANNEL, (), None, ()
-    if stack.framework.index is not None:
-        notes += ["nvidia-tensorflow is not on the default package index: NVIDIA hosts it. The environment gets "
-                  "nvidia-pyindex (it adds NVIDIA's index to pip's configuration); then, inside it:",
-                  "  python -m pip install -r requirements.txt   (from stackresolve plan ... --format pip)"]
     if stack.delivery in (Delivery.PIP_WHEELS, Delivery.BUNDLED):
         notes.append(pip.cuda_note + " No conda CUDA packages.")
     elif stack.delivery is Delivery.SYSTEM:

@@ -22,7 +22,7 @@ class PipPlan:
     resolution: Resolution
     python: str
     lines: tuple[PipLine, ...]  # the framework first; empty for a container stack
-    pre_install: tuple[str, ...] = ()  # what `pip install` needs first (nvidia-pyindex adds NVIDIA's index)
+    pre_install: tuple[str, ...] = ()  # what `pip install` needs first, in a run of its own (none today)
     cuda_note: str = ""  # where CUDA and cuDNN come from
     index_args: tuple[str, ...] = ()  # ("--index-url", URL): where the framework's build is; pip gets them first
 
@@ -67,8 +67,9 @@ def decide(resolution: Resolution, kb=None, options=None) -> PipPlan:
 
     for line in lines:
         Requirement(line.requirement)  # every line is a requirement and nothing else (it lands in scripts)
-    pre = ("nvidia-pyindex",) if fw.index is not None else ()
-    return PipPlan(resolution, stack.python.recommended, tuple(lines), pre, cuda_note(resolution), fw.index_args)
+    # Nothing must be installed first: NVIDIA's index is named in the file (nvidia-pyindex, which only wrote it into
+    # pip's configuration, fails to build on current pip). The field stays for the lock's `pip_first`.
+    return PipPlan(resolution, stack.python.recommended, tuple(lines), (), cuda_note(resolution), fw.index_args)
 
 
 def cuda_note(resolution: Resolution) -> str:

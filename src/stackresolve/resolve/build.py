@@ -40,6 +40,7 @@ from stackresolve.resolve.candidates import (
 from stackresolve.resolve.provider import (
     all_native,
     gpu_driver_floor,
+    newest_supported_driver,
     nvidia_driver_requirement,
     planned_driver_minimum,
     preferred_cudnn,
@@ -54,6 +55,16 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
     py: PythonCandidate = mapping["python"]
     findings: list[Finding] = [Finding(Severity.INFO, "assumed", a) for a in request.assumptions]
     findings += [Finding(Severity.INFO, "build-note", f"{fw.label}: {note}.", source=fw.source) for note in fw.notes]
+    if fw.arch_unverified and request.gpus and fw.arch is not None:
+        ccs = ", ".join(f"sm_{c.replace('.', '')}" for c in fw.arch.sass)
+        findings.append(Finding(
+            Severity.WARNING, "arch-not-verified",
+            f"{fw.label}: the GPU architectures compiled into this build were not verified (read neither in "
+            f"PyTorch's build scripts at the release nor in the wheel); the plan assumes the list of the earlier "
+            f"{fw.variant} builds ({ccs}), so machine code for " + ", ".join(f"compute capability {g.cc}"
+                                                                         for g in request.gpus) + " is not certain.",
+            fix="After installing, check: python -c \"import torch; print(torch.cuda.get_arch_list())\"",
+            source=fw.source))
 
     framework = framework_pin(kb, request, fw)
     python, python_findings = python_pin(request, fw, py)
@@ -139,7 +150,9 @@ def framework_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -
         return FrameworkPin("tensorflow", fw.version, fw.distribution, "1.15", Vendor.NVIDIA, why, fw.source,
                             extras=fw.extras, base_version=build.tf_base,
                             index=None if fw.container else NVIDIA_INDEX, container=fw.container,
-                            vendor_release=build.release)
+                            vendor_release=build.release,
+                            index_url=None if fw.container else kb.nvidia_index_url or None,
+                            index_option=None if fw.container else "--extra-index-url")
     release = fw.release
     newer = [w for w in kb.wheel_releases(release.package)
              if w.line == fw.line.version and w.key > fw.key and not w.stub]
@@ -164,7 +177,7 @@ def companion_framework_pin(request: Request, fw: FrameworkCandidate) -> Framewo
         why += f", for Python {request.python}"
     return FrameworkPin(fw.framework.value, fw.version, fw.distribution, fw.line.version, fw.vendor, why, fw.source,
                         extras=fw.extras, variant=fw.variant, index_url=fw.index_url, index_option=fw.index_option,
-                        local_version=fw.local_version, companions=fw.companions)
+                        local_version=fw.local_version, companions=fw.companions, macos_min=fw.macos_min)
 
 
 def python_pin(request: Request, fw: FrameworkCandidate, py: PythonCandidate) -> tuple[PythonPin, list[Finding]]:
@@ -334,6 +347,26 @@ def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
         minimum, source, gpu_why = gpu_floor[0], gpu_floor[2], gpu_floor[1]
     compat = minor_compat_floor(toolkit, request.driver_os, all_native(request, fw))
     ok = None
+    newest = newest_supported_driver(kb, request) if detected is None else None
+    if newest is not None and minimum and compat and not gpu_why and \
+            Version(minimum) > Version(newest.last_version) >= Version(compat):
+        # No driver named and the toolkit's own minimum is past the GPUs' last branch: the plan is for that
+        # branch (the provider resolved as if its newest driver were installed), through minor-version
+        # compatibility.
+        findings.append(Finding(
+            Severity.WARNING, "driver-newest-branch",
+            f"No driver was given: {newest.architecture.capitalize()} GPUs are supported up to the "
+            f"R{newest.last_branch} branch ({newest.last_version}), older than CUDA {toolkit.version}'s own minimum "
+            f"{minimum}; this plan is for that branch, through NVIDIA's minor-version compatibility (>= {compat}): "
+            f"{fw.framework.display}'s kernels run (the wheels carry machine code for this GPU); features that "
+            f"need the newer driver, such as PTX JIT, do not.",
+            fix=f"Install the R{newest.last_branch} driver {newest.last_version} (the newest for this GPU).",
+            source=f"{newest.source}; {toolkit.source}"))
+        own_minimum, minimum = minimum, compat
+        why = (f"{newest.architecture.capitalize()} GPUs end with the R{newest.last_branch} driver branch; CUDA "
+               f"{toolkit.version} (own minimum {own_minimum}) runs on it through minor-version compatibility "
+               f"(>= {compat})")
+        return DriverPin(minimum, None, None, why, toolkit.source, compat, max_branch), findings
     if detected and minimum:
         ok = Version(detected) >= Version(minimum) or bool(
             compat and Version(detected) >= Version(compat) and not gpu_why)
@@ -423,8 +456,9 @@ def nvidia_findings(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate)
     findings = [Finding(Severity.INFO, "nvidia-build", f"NVIDIA's build {name} is chosen: {reason}",
                         source=build.source)]
     if not fw.container:
-        findings.append(Finding(Severity.INFO, "nvidia-index", NVIDIA_INDEX_NOTE + ".",
-                                fix="pip install nvidia-pyindex, then pip install -r requirements.txt",
+        findings.append(Finding(Severity.INFO, "nvidia-index", NVIDIA_INDEX_NOTE.format(url=kb.nvidia_index_url) + ".",
+                                fix="pip install -r requirements.txt (its first line names NVIDIA's index); with "
+                                    "uv: uv pip install --index-strategy unsafe-best-match -r requirements.txt",
                                 source=kb.nvidia_index_source()))
     return findings
 

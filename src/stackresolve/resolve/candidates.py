@@ -32,9 +32,12 @@ from stackresolve.request import PYTHON_RELEASES, Request
 # NVIDIA's TF1 release notes ("GPU Requirements") say "CUDA compute capability 6.0 and later" for every release
 # read (constraints/nvidia_tensorflow.toml header); the upper end is what the build's CUDA toolkit targets.
 NVIDIA_GPU_FLOOR = "6.0"
-NVIDIA_INDEX = "nvidia (through nvidia-pyindex)"
-NVIDIA_INDEX_NOTE = ("nvidia-tensorflow is not on the default package index: NVIDIA hosts it. `pip install "
-                     "nvidia-pyindex` first adds NVIDIA's index to pip's configuration")
+NVIDIA_INDEX = "nvidia"
+NVIDIA_INDEX_NOTE = ("nvidia-tensorflow is not on the default package index (only placeholder 0.0.1.dev releases "
+                     "are): NVIDIA hosts it on its own index, {url}, the one nvidia-pyindex adds to pip's "
+                     "configuration. The plans name that index with --extra-index-url (nvidia-pyindex itself no "
+                     "longer builds on current pip: NVIDIA/tensorflow#74); the exact pin keeps the placeholders out, "
+                     "and uv needs --index-strategy unsafe-best-match to look past the first index that has a name")
 # Pythons a plan may recommend, oldest first (older ones have no wheels of anything we plan).
 PLANNABLE_PYTHONS = PYTHON_RELEASES[PYTHON_RELEASES.index("2.7"):]
 
@@ -81,6 +84,8 @@ class FrameworkCandidate:
     cudnn_range: str = ""  # JAX: the cuDNN range its plugin's wheels accept (">=9.8,<10.0")
     preference: tuple = ()  # within a release: which build to try first (smaller first)
     metal: bool = False  # runs on an Apple GPU through Metal (tensorflow-metal, MPS)
+    macos_min: str = ""  # the macOS the Metal build needs ("14.0"): a macOS lock resolves for it
+    arch_unverified: bool = False  # its GPU architecture list is carried over, read neither at the release nor in it
     notes: tuple[str, ...] = ()  # facts about the build a plan must say (a finding each)
     wheel_floors: tuple[str, ...] = ()  # "nvidia-cudnn-cu12==9.3.0.75": an extra's ranges pinned at their floors
     name: str = "framework"
@@ -354,14 +359,19 @@ def _nvidia_candidates(kb: KnowledgeBase, request: Request) -> list[FrameworkCan
             continue
         pythons = build.pythons if build.kind == "pip" else build.pythons[:1]
         cudnn = ".".join(build.cudnn.split(".")[:3]) if build.cudnn else None
+        delivery = (Delivery.CONTAINER if build.kind == "container" else
+                    Delivery.PIP_WHEELS if build.cuda_wheels else Delivery.SYSTEM)
+        # A container or the CUDA wheels bring exactly NVIDIA's cuDNN; a wheel that takes cuDNN from the system
+        # loads any cuDNN TensorFlow's rule accepts (same major, minor not older), so the plan chooses one every
+        # install channel carries, as for the stock builds.
+        fixed = None if delivery is Delivery.SYSTEM else cudnn
         out.append(FrameworkCandidate(
             vendor=Vendor.NVIDIA,
             distribution="nvidia-tensorflow" if build.kind == "pip" else None,
             version=build.version if build.kind == "pip" else build.tf_base,
             line=line, pythons=tuple(p for p in pythons if p in PLANNABLE_PYTHONS), gpu=True, source=build.source,
-            cuda=build.cuda_line, cuda_release=build.cuda, cudnn_compiled=cudnn, cudnn_fixed=cudnn,
-            delivery=(Delivery.CONTAINER if build.kind == "container" else
-                      Delivery.PIP_WHEELS if build.cuda_wheels else Delivery.SYSTEM),
+            cuda=build.cuda_line, cuda_release=build.cuda, cudnn_compiled=cudnn, cudnn_fixed=fixed,
+            delivery=delivery,
             extras=("horovod",) if build.kind == "pip" else (),
             arch=nvidia_arch(kb, build, toolkit), nvidia=build))
     return out

@@ -142,6 +142,7 @@ def _torch_cpu(fk: FrameworkKnowledge, request: Request, release: TorchRelease, 
     platform = request.wheel_platform
     notes = []
     metal = False
+    macos_min = ""
     if request.apple_gpu:
         mps = fk.torch_mps_of(release.version)
         metal = bool(mps and mps.mps)
@@ -150,9 +151,11 @@ def _torch_cpu(fk: FrameworkKnowledge, request: Request, release: TorchRelease, 
                          f"on the CPU")
         elif mps.macos_min:
             notes.append(f"PyTorch {release.version}'s MPS backend needs macOS {mps.macos_min} or later")
+            macos_min = mps.macos_min
     if release.default_variant.get(platform, "cpu") == "cpu":
         return FrameworkCandidate(**common, gpu=False, source=release.source, variant="cpu",
-                                  companions=_companions(fk, release, platform, ""), metal=metal, notes=tuple(notes))
+                                  companions=_companions(fk, release, platform, ""), metal=metal, notes=tuple(notes),
+                                  macos_min=macos_min)
     # Linux x86_64 (and aarch64 from 2.11): the default index carries a CUDA build; the CPU build is PyTorch's.
     option, url, local = _torch_index(release, TORCH_CPU_INDEX, "cpu")
     return FrameworkCandidate(**common, gpu=False, source=f"{release.source}; {TORCH_INDEX_SOURCE}", variant="cpu",
@@ -182,10 +185,11 @@ def _torch_gpu(kb: KnowledgeBase, request: Request, release: TorchRelease, varia
     wheels = variant.default_index and bool(release.default_requires.get(platform))
     delivery = Delivery.PIP_WHEELS if wheels else Delivery.BUNDLED
     notes = []
-    if variant.arch_basis != "measured":
-        notes.append(f"the GPU architectures of torch {release.version} {variant.name} come from "
-                     f"{variant.arch_basis or 'no source'}, not from measuring the wheel")
-    fields = dict(common, gpu=True, variant=variant.name, cuda=variant.cuda, cuda_release=variant.cuda_full or None,
+    unverified = variant.arch_basis in ("", "not verified")
+    if not unverified and variant.arch_basis != "measured":
+        notes.append(f"the GPU architectures of torch {release.version} {variant.name} are taken from the "
+                     f"{variant.arch_basis}; the wheel itself was not measured")
+    fields = dict(common, gpu=True, arch_unverified=unverified, variant=variant.name, cuda=variant.cuda, cuda_release=variant.cuda_full or None,
                   cudnn_compiled=cudnn3, cudnn_fixed=cudnn3, cudnn_full=cudnn, delivery=delivery, arch=arch,
                   preference=(not variant.default_index, tuple(-x for x in Version(variant.cuda).release)), notes=tuple(notes))
     if variant.default_index:
@@ -358,6 +362,12 @@ def jax_metal_note(fk: FrameworkKnowledge, version: str) -> str:
                 return req.specifier.contains(Version(version), prereleases=True)
         return False
 
+    mac = fk.jax_platform("macos", "arm64")
+    if mac is not None and mac.apple_gpu_unsupported_from and \
+            Version(version) >= Version(mac.apple_gpu_unsupported_from):
+        # jax-metal's own requirement (jax>=0.4.34) admits it, but JAX's guide for this release says otherwise
+        return (f"JAX's install guide for jax {version} says Mac GPUs are not supported (use the CPU build; since "
+                f"jax {mac.apple_gpu_unsupported_from}): this plan installs the CPU build")
     paired = [m for m in fk.jax_metal if admits(m)]
     if not paired:
         return (f"no jax-metal release pairs with jax {version} (jax-metal's own requirements): JAX runs on the "
@@ -400,7 +410,7 @@ def apple_tensorflow(kb: KnowledgeBase, request: Request, line, stock: list[Fram
                  + (f" and needs macOS {metal.macos_min} or later" if metal.macos_min else "")
                  + "; pip does not enforce the pairing (tensorflow-metal declares no tensorflow dependency)",)
         paired.append(_with(c, pythons=pythons, companions=(f"tensorflow-metal=={metal.version}",), metal=True,
-                            source=f"{c.source}; {metal.source}", notes=notes))
+                            source=f"{c.source}; {metal.source}", notes=notes, macos_min=metal.macos_min))
     return paired or out
 
 

@@ -46,6 +46,7 @@ class Req:
     driver_min: Version | None = None  # driver requirements also carry bounds, to compute a minimum
     cuda: str | None = None  # set when the requirement only admits this CUDA line (cuda) or builds for it (cudnn)
     prefer: str | None = None  # cudnn: the version to try first (the policy's choice)
+    channels: tuple[str, ...] | None = None  # cudnn: the install channels that carry it in the plans (None: all)
 
 
 class StackProvider(AbstractProvider):
@@ -82,9 +83,12 @@ class StackProvider(AbstractProvider):
             pool = cuda_pool(self.kb, cuda) if identifier == "cuda" else cudnn_pool(self.kb, cuda)
             if identifier == "cudnn":
                 prefer = next((r.prefer for r in reqs if r.prefer), None)
+                only = next((r.channels for r in reqs if r.channels is not None), None)
                 if prefer and cuda:
-                    channels = self.kb.cudnn_channels(cuda, self.request.os.value)
-                    pool = self.kb.memo(("cudnn_order", cuda, prefer, self.request.os),
+                    channels = {name: versions for name, versions in
+                                self.kb.cudnn_channels(cuda, self.request.os.value).items()
+                                if only is None or name in only}
+                    pool = self.kb.memo(("cudnn_order", cuda, prefer, self.request.os, only),
                                         lambda: preference_order(pool, prefer, channels))
         return [c for c in pool if c not in bad and all(r.test(c) for r in reqs)]
 
@@ -97,7 +101,13 @@ class StackProvider(AbstractProvider):
         if self.request.driver:
             return DriverCandidate(detected=Version(self.request.driver), minimum=None)
         minimums = [r.driver_min for r in reqs if r.driver_min is not None]
-        return DriverCandidate(detected=None, minimum=max(minimums) if minimums else None)
+        minimum = max(minimums) if minimums else None
+        newest = newest_supported_driver(self.kb, self.request)
+        if newest is not None and minimum is not None and minimum > Version(newest.last_version):
+            # No driver named, and the stack's own minimum is past the newest driver every GPU supports (Kepler:
+            # R470): plan for that driver, as if installed; minor-version compatibility may still carry the stack.
+            return DriverCandidate(detected=Version(newest.last_version), minimum=None)
+        return DriverCandidate(detected=None, minimum=minimum)
 
 
 def preference_order(pool: list[CudnnCandidate], prefer: str,
@@ -119,6 +129,13 @@ def preference_order(pool: list[CudnnCandidate], prefer: str,
         return (missing, 2, False, tuple(-x for x in minor), newest_first)
 
     return sorted(pool, key=rank)
+
+
+def newest_supported_driver(kb: KnowledgeBase, request: Request):
+    """The ArchSupport record with the oldest last driver branch among the requested GPUs (its last_version is
+    the newest driver that still supports every GPU: Kepler, R470, 470.256.02), or None when none has one."""
+    records = [s for g in request.gpus if (s := kb.arch_support_for(g.cc)) is not None and s.last_branch]
+    return min(records, key=lambda s: Version(s.last_version)) if records else None
 
 
 def driver_at_least(candidate: DriverCandidate, minimum: Version) -> bool:
@@ -179,7 +196,9 @@ def framework_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCan
         lambda c, m=compiled, cuda=fw.cuda: cudnn_accepts(m, c.release.version) and c.build.fits(cuda),
         f"TensorFlow {fw.line.version} was compiled with cuDNN {compiled}: it loads cuDNN "
         f"{cudnn_rule_text(compiled)} built for CUDA {fw.cuda}",
-        f"{source}; {CUDNN_RULE_SOURCE}", cuda=fw.cuda, prefer=prefer))
+        f"{source}; {CUDNN_RULE_SOURCE}", cuda=fw.cuda, prefer=prefer,
+        # NVIDIA's wheels install with pip, not apt (plan/apt.py refuses them): conda is their channel for cuDNN
+        channels=("conda",) if fw.nvidia else None))
     return deps
 
 
@@ -223,25 +242,26 @@ def planned_driver_minimum(request: Request, fw: FrameworkCandidate, toolkit) ->
 
 def gpu_driver_floor(kb: KnowledgeBase, request: Request):
     """(driver, why, source) the requested GPUs need to be supported at all: the driver of the first CUDA
-    toolkit for the newest GPU's architecture (NVIDIA's CUDA Toolkit, Driver and Architecture Matrix lists the
-    first toolkit per architecture; a driver older than that predates the architecture: Blackwell needs CUDA
-    12.8's driver, R570). A lower bound: single boards of an architecture came later (RTX 3060: R460).
-    None when no GPU is named or no toolkit is recorded. GPUs that carry their own machine's driver (a fleet)
-    are held to it instead (own_driver_conflicts)."""
+    toolkit that targets the newest GPU's compute capability (see compute_capability_driver_floor). None when no
+    GPU is named or no toolkit is recorded. GPUs that carry their own machine's driver (a fleet) are held to it
+    instead (own_driver_conflicts)."""
     shared = [g for g in request.gpus if g.driver is None]
     if not shared:
         return None
     newest = max(shared, key=lambda g: cc_tuple(g.cc))
-    return architecture_driver_floor(kb, newest.cc, request.driver_os)
+    return compute_capability_driver_floor(kb, newest.cc, request.driver_os)
 
 
-def architecture_driver_floor(kb: KnowledgeBase, cc: str, driver_os: Os):
+def compute_capability_driver_floor(kb: KnowledgeBase, cc: str, driver_os: Os):
+    """The driver of the first CUDA toolkit that targets compute capability `cc`, not its architecture's first:
+    sm_86 came with CUDA 11.1, a year after Ampere's sm_80 in 11.0, so an RTX 3090 needs 11.1's 455.23 / 456.38
+    (CUDA 11.1 release notes, Table 3; NVIDIA's CUDA Toolkit, Driver and Architecture Matrix). A driver older than
+    that predates the GPU. A lower bound: single boards came later (RTX 3060: R460)."""
     support = kb.arch_support_for(cc)
-    first_cc = min(support.cc, key=cc_tuple) if support else cc
-    name = support.architecture.capitalize() if support else f"compute capability {cc}"
+    name = f"compute capability {cc}" + (f" ({support.architecture.capitalize()})" if support else "")
 
     def compute():
-        fitting = [t for t in kb.toolkits if cc_tuple(t.arch_max) >= cc_tuple(first_cc)]
+        fitting = [t for t in kb.toolkits if cc_tuple(t.arch_max) >= cc_tuple(cc)]
         if not fitting:
             return None
         first = min(fitting, key=lambda t: Version(t.version))
@@ -249,20 +269,20 @@ def architecture_driver_floor(kb: KnowledgeBase, cc: str, driver_os: Os):
         if not driver:
             return None
         return (driver, f"{name} GPUs need a driver that supports them: >= {driver}, the driver of CUDA "
-                        f"{first.version}, the first toolkit for the architecture",
+                        f"{first.version}, the first toolkit for compute capability {cc}",
                 f"{first.source}; https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-"
                 f"architecture-matrix.html (first CUDA toolkit per architecture)")
 
-    return kb.memo(("gpu_driver_floor", first_cc, driver_os), compute)
+    return kb.memo(("gpu_driver_floor", cc, driver_os), compute)
 
 
 def own_driver_conflicts(kb: KnowledgeBase, request: Request) -> list[Req]:
-    """A GPU whose own machine's driver predates its architecture: a requirement nothing satisfies."""
+    """A GPU whose own machine's driver predates its compute capability: a requirement nothing satisfies."""
     reqs = []
     for gpu in request.gpus:
         if gpu.driver is None:
             continue
-        floor = architecture_driver_floor(kb, gpu.cc, request.driver_os)
+        floor = compute_capability_driver_floor(kb, gpu.cc, request.driver_os)
         if floor is not None and Version(gpu.driver) < Version(floor[0]):
             reqs.append(Req("driver", lambda c: False, f"{floor[1]}; {gpu.label} runs on driver {gpu.driver}",
                             floor[2]))
