@@ -11,6 +11,8 @@ commands in the same venv, so machine load hits both alike. Budgets (exit 1 when
 - `detect` <= 1.3 x `import typer` plus the probes' own time (reported beside it)
 - `matrix` over every TensorFlow line x every GPU x {linux, windows}, in-process, < 0.5 s
 - peak memory (max RSS) of every timed command < 60 MB
+- the knowledge snapshot: loading it (in-process, warm file cache) is reported beside building the knowledge base
+  from its TOML files, the cost it saves; loading must stay < 0.25 x building
 """
 
 from __future__ import annotations
@@ -87,6 +89,26 @@ def matrix_all(runs: int) -> tuple[float, int]:
     return best, cells
 
 
+def snapshot_load(runs: int) -> tuple[float, float]:
+    """Median seconds to load the knowledge base from its snapshot, and to build it from the TOML files."""
+    from stackresolve.knowledge.loader import load_knowledge
+
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["STACKRESOLVE_CACHE_DIR"] = cache
+        os.environ.pop("STACKRESOLVE_NO_CACHE", None)
+        load_knowledge()  # writes the snapshot
+        loads, builds = [], []
+        for _ in range(runs):
+            start = time.perf_counter()
+            load_knowledge()
+            loads.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            load_knowledge(use_snapshot=False)
+            builds.append(time.perf_counter() - start)
+        del os.environ["STACKRESOLVE_CACHE_DIR"]
+    return statistics.median(loads), statistics.median(builds)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=11)
@@ -108,6 +130,7 @@ def main() -> int:
         measured = alternating(commands, args.runs)
     probes = probe_seconds()
     matrix_s, cells = matrix_all(3)
+    snapshot_s, build_s = snapshot_load(args.runs)
 
     typer_s = measured["import typer"][0]
     budgets = {"plan --format text": 1.3, "plan --format json": 1.5, "check": 1.3, "--help": 1.1, "detect": 1.3}
@@ -128,6 +151,11 @@ def main() -> int:
                                                                                                "  MISSED")))
     if not matrix_ok:
         missed.append("matrix")
+    snapshot_ok = snapshot_s < 0.25 * build_s
+    rows.append(("knowledge snapshot load, in-process", f"{snapshot_s * 1000:.1f} ms (TOML build {build_s * 1000:.0f} ms)",
+                 "", "< 0.25 x build" + ("" if snapshot_ok else "  MISSED")))
+    if not snapshot_ok:
+        missed.append("snapshot")
     width = max(len(r[0]) for r in rows)
     print(f"Python {sys.version.split()[0]}, median of {args.runs} alternating cold runs")
     for name, value, peak, budget in rows:

@@ -1,0 +1,162 @@
+"""Hostile input, round two (issue 23): a cache that cannot run code, a terminal that cannot be hijacked, numbers
+that cannot crash, logs whose encoding is read from their content, output that keeps the file's permission.
+Commands run as real processes; each case asserts the exit code, the one stderr line and what must not happen."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_hostile import PLAN, one_line, run
+
+SHIPPED_PLAN = "tensorflow-gpu==1.15.5"
+
+
+# -- the knowledge cache runs nothing ---------------------------------------------------------------------------
+class RunsCode:
+    """Unpickling this calls os.system: what a poisoned pickle snapshot would do."""
+
+    def __init__(self, command: str):
+        self.command = command
+
+    def __reduce__(self):
+        return os.system, (self.command,)
+
+
+def cache_env(folder: Path) -> dict:
+    return {"STACKRESOLVE_CACHE_DIR": str(folder), "STACKRESOLVE_NO_CACHE": ""}
+
+
+def core_snapshot(folder: Path) -> Path:
+    files = list(folder.glob("knowledge-core-*.snapshot"))
+    assert len(files) == 1, files
+    return files[0]
+
+
+def reseal(raw: bytes, payload: bytes) -> bytes:
+    """A snapshot with the header of `raw` and another payload, its SHA-256 put right: what anyone who can write
+    the cache folder can make."""
+    header_end = raw.index(b"\n", raw.index(b"\n") + 1)
+    fields = dict(part.split(b"=", 1) for part in raw[raw.index(b"\n") + 1:header_end].split(b" "))
+    fields[b"payload_sha256"] = hashlib.sha256(payload).hexdigest().encode()
+    header = b" ".join(k + b"=" + fields[k] for k in sorted(fields))
+    return raw[:raw.index(b"\n") + 1] + header + b"\n" + payload
+
+
+def test_a_poisoned_snapshot_runs_no_code_and_the_plan_is_still_right(tmp_path):
+    cache, marker = tmp_path / "cache", tmp_path / "pwned"
+    assert run(*PLAN, "--format", "pip", env=cache_env(cache)).returncode == 0
+    path = core_snapshot(cache)
+    path.write_bytes(reseal(path.read_bytes(), pickle.dumps(RunsCode(f"touch {marker}"))))
+    done = run(*PLAN, "--format", "pip", env=cache_env(cache))
+    assert done.returncode == 0 and SHIPPED_PLAN in done.stdout.decode()
+    assert not marker.exists(), "loading the snapshot ran code"
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("STACKRESOLVE_CACHE_DIR", str(folder))
+    monkeypatch.delenv("STACKRESOLVE_NO_CACHE", raising=False)
+    return folder
+
+
+def snapshot_readable(folder: Path) -> bool:
+    from stackresolve.knowledge import snapshot
+    from stackresolve.knowledge.base import KnowledgeBase
+    from stackresolve.knowledge.loader import _data
+
+    return snapshot.load(_data(None)[1], KnowledgeBase) is not None
+
+
+@pytest.mark.parametrize("how", ["folder writable by all", "folder writable by the group", "file writable by all",
+                                 "file owned by another user", "folder owned by another user"])
+def test_a_cache_someone_else_can_write_is_not_read(cache, how):
+    from stackresolve.knowledge.loader import load_knowledge
+
+    load_knowledge()
+    assert snapshot_readable(cache)
+    path = core_snapshot(cache)
+    {"folder writable by all": lambda: cache.chmod(0o777),
+     "folder writable by the group": lambda: cache.chmod(0o770),
+     "file writable by all": lambda: path.chmod(0o666),
+     "file owned by another user": lambda: os.chown(path, 65534, -1),
+     "folder owned by another user": lambda: os.chown(cache, 65534, -1)}[how]()
+    assert not snapshot_readable(cache)
+    assert load_knowledge().wheels  # still loads, from the TOML files
+
+
+def test_no_snapshot_is_written_into_a_folder_others_can_write(cache):
+    from stackresolve.knowledge.loader import load_knowledge
+
+    cache.mkdir(mode=0o777)
+    cache.chmod(0o777)
+    load_knowledge()
+    assert list(cache.iterdir()) == []
+
+
+def test_a_new_cache_folder_and_snapshot_are_private(cache):
+    from stackresolve.knowledge.loader import load_knowledge
+
+    load_knowledge()
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    assert stat.S_IMODE(core_snapshot(cache).stat().st_mode) == 0o600
+
+
+def test_a_snapshot_keeps_records_shared_and_rebuilds_the_look_up_tables(cache):
+    from stackresolve.knowledge.loader import load_knowledge
+
+    built = load_knowledge()
+    loaded = load_knowledge()
+    assert loaded is not built
+    gpu = loaded.find_gpu("GeForce GTX 1080")
+    assert gpu is not None and any(gpu is g for g in loaded.gpus)  # the index points at the records themselves
+    assert [w.version for w in loaded.wheels] == [w.version for w in built.wheels]
+    assert loaded.install.apt.cuda_repos and loaded.frameworks.torch_releases  # parts load on first use
+
+
+# -- a refreshed wheel list that is broken -----------------------------------------------------------------------
+def refreshed(folder: Path) -> Path:
+    path = folder / "data" / "tensorflow_wheels.toml"
+    path.parent.mkdir(parents=True, mode=0o700)
+    folder.chmod(0o700)
+    return path
+
+
+@pytest.mark.parametrize("content, problem", [
+    ('generated = "2099-01-01"\norigin = "refreshed"\n[[release]\n', "not valid TOML"),
+    ('generated = "2099-01-01"\norigin = "refreshed"\n', "holds no TensorFlow releases"),
+])
+def test_a_broken_refreshed_wheel_list_falls_back_to_the_shipped_one(tmp_path, content, problem):
+    cache = tmp_path / "cache"
+    path = refreshed(cache)
+    path.write_text(content)
+    done = run(*PLAN, "--format", "pip", env=cache_env(cache))
+    assert done.returncode == 0 and SHIPPED_PLAN in done.stdout.decode()
+    line = one_line(done)
+    assert line.startswith(f"stackresolve: warning: {path}: {problem}")
+    assert line.endswith("using the wheel lists shipped with stackresolve (`stackresolve refresh` rebuilds it)")
+
+
+def test_a_refreshed_wheel_list_others_can_write_is_not_used(tmp_path):
+    from stackresolve.knowledge.loader import constraints_dir
+
+    cache = tmp_path / "cache"
+    path = refreshed(cache)
+    text = (constraints_dir() / "tensorflow_wheels.toml").read_text()
+    path.write_text(text.replace('generated = "', 'generated = "2099-01-01"\norigin = "refreshed"\n# was "', 1))
+    path.chmod(0o644)
+    assert "2099-01-01, refreshed" in run(*PLAN, env=cache_env(cache)).stdout.decode()  # used while trusted
+    path.chmod(0o666)
+    done = run(*PLAN, env=cache_env(cache))
+    assert done.returncode == 0
+    assert "2099-01-01" not in done.stdout.decode() and "shipped" in done.stdout.decode()
+    assert one_line(done) == (f"stackresolve: warning: {path}: not used: {path} is owned or writable by another "
+                              f"user; using the wheel lists shipped with stackresolve (`stackresolve refresh` "
+                              f"rebuilds it)")
