@@ -5,6 +5,7 @@ Commands run as real processes; each case asserts the exit code, the one stderr 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pickle
 import stat
@@ -160,3 +161,79 @@ def test_a_refreshed_wheel_list_others_can_write_is_not_used(tmp_path):
     assert one_line(done) == (f"stackresolve: warning: {path}: not used: {path} is owned or writable by another "
                               f"user; using the wheel lists shipped with stackresolve (`stackresolve refresh` "
                               f"rebuilds it)")
+
+
+# -- terminal escapes ---------------------------------------------------------------------------------------------
+FIXTURES = Path(__file__).parent / "fixtures" / "detect"
+OSC_TITLE, OSC_CLIPBOARD = "\x1b]0;pwned\x07", "\x1b]52;c;ZXZpbA==\x07"
+
+
+def assert_no_raw_escapes(done) -> None:
+    for stream in (done.stdout, done.stderr):
+        text = stream.decode("utf-8", "replace")
+        assert not any(ch in text for ch in "\x1b\x07\x9b\x9d"), text
+
+
+def fake_smi(tmp_path: Path, banner: str, csv_rc: int = 9) -> dict:
+    """PATH with an nvidia-smi that prints `banner` when run bare and fails every query (the banner is then
+    what detection reads)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (tmp_path / "banner.txt").write_text(banner)
+    smi = bindir / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\n[ $# -eq 0 ] || exit {csv_rc}\ncat '{tmp_path / 'banner.txt'}'\n")
+    smi.chmod(0o755)
+    return {"PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}", "STACKRESOLVE_DETECT_TIMEOUT": "10"}
+
+
+def hostile_banner() -> str:
+    # smi-banner-linux-550.40.07.txt (a real capture) with an OSC window-title sequence in the GPU name
+    banner = (FIXTURES / "smi-banner-linux-550.40.07.txt").read_text()
+    return banner.replace("NVIDIA GeForce RTX 4070       ", "NVIDIA GeForce RTX 4070" + OSC_TITLE)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a shell script stands in for nvidia-smi")
+@pytest.mark.parametrize("args", [("detect",), ("detect", "--format", "json"), ("plan", "--tf", "2.15"),
+                                  ("doctor",)])
+def test_a_gpu_name_with_a_terminal_escape_never_reaches_the_terminal(tmp_path, args):
+    done = run(*args, env=fake_smi(tmp_path, hostile_banner()))
+    assert done.returncode in (0, 1)
+    assert_no_raw_escapes(done)
+    assert "pwned" not in done.stdout.decode()  # the name is no name: nvidia-smi's values pass one gate
+
+
+def test_a_banner_name_with_control_characters_is_no_name():
+    from stackresolve.detect.smi import parse_banner
+
+    gpus = parse_banner(hostile_banner()).gpus
+    assert len(gpus) == 1 and gpus[0].name is None and gpus[0].memory_mib == 12282
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_osc_sequences_in_a_log_are_not_printed_back(tmp_path, fmt):
+    log = tmp_path / "train.log"
+    log.write_text(f"tensorflow 2.4.1 {OSC_TITLE} {OSC_CLIPBOARD}\nCould not load dynamic library "
+                   f"'libcudart.so.11.0{OSC_TITLE}'; dlerror: libcudart.so.11.0: cannot open shared object file\n")
+    done = run("explain", "--file", str(log), "--no-detect", "--format", fmt)
+    assert done.returncode == 0
+    assert_no_raw_escapes(done)
+    assert "pwned" not in done.stdout.decode() and "ZXZpbA" not in done.stdout.decode()
+    if fmt == "text":
+        assert "seen:    Could not load dynamic library 'libcudart.so.11.0';" in done.stdout.decode()
+
+
+def test_whatever_reaches_the_streams_passes_the_terminal_gate():
+    from stackresolve.cli.terminal import safe
+
+    assert safe("GPU\x1b]0;x\x07 \x9b31m \u202eevil\r\n\tok") == "GPU\\x1b]0;x\\x07 \\x9b31m \\u202eevil\\r\n\tok"
+    assert safe("plain text\n\ttabbed, ümlaut, 中文") == "plain text\n\ttabbed, ümlaut, 中文"
+
+
+def test_an_escape_in_a_lock_is_not_printed_raw(tmp_path):
+    lock = tmp_path / "stackresolve.lock"
+    assert run(*PLAN, "--format", "lock", "-o", str(lock)).returncode == 0
+    doc = json.loads(lock.read_text())
+    doc["check"]["framework"]["label"] = "tensorflow-gpu" + OSC_TITLE
+    lock.write_text(json.dumps(doc))
+    done = run("check", str(lock), "--no-detect", "--os", "linux", "--gpu-cc", "6.1", "--driver", "440.33")
+    assert_no_raw_escapes(done)

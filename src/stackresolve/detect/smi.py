@@ -46,11 +46,12 @@ _MISSING = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown er
 
 
 def clean_value(value: str | None) -> str | None:
-    """'[N/A]', 'N/A', 'ERR!', '[Not Supported]' ... -> None; otherwise the stripped value."""
+    """'[N/A]', 'N/A', 'ERR!', '[Not Supported]' ... -> None; otherwise the stripped value. Every value read from
+    nvidia-smi passes here: one with control characters (a terminal escape in a GPU name) is no value at all."""
     if value is None:
         return None
     v = value.strip()
-    if v.lower() in _MISSING:
+    if v.lower() in _MISSING or not v.isprintable():
         return None
     return v
 
@@ -158,8 +159,6 @@ def parse_csv(text: str, fields: tuple[str, ...] | list[str] | None = None) -> l
             cc = None
         mem = row.get("memory.total")
         name = clean_value(row.get("name"))
-        if name is not None and not name.isprintable():
-            name = None
         bus = clean_value(row.get("pci.bus_id"))
         out.append(SmiGpu(
             index=index,
@@ -230,8 +229,7 @@ def parse_query(text: str) -> SmiQuery:
         if indent == 4:
             section = ""
             if key == "Product Name":
-                name = clean_value(value)
-                gpu.name = name if name and name.isprintable() else None
+                gpu.name = clean_value(value)
         elif key == "Total" and section == "FB Memory Usage":
             gpu.memory_mib = _to_int(value)
     return out
@@ -314,7 +312,7 @@ def parse_banner(text: str) -> Banner:
         row = _GPU_ROW_RE.match(stripped)
         if not row:
             continue
-        name = row.group(2).strip()
+        name = clean_value(row.group(2))
         mem = None
         # the memory column is on the next line ("|    816MiB /  6144MiB |"); "Not Supported" on Jetson
         for nxt in lines[i + 1:i + 3]:
@@ -326,5 +324,5 @@ def parse_banner(text: str) -> Banner:
                 break
         bus = re.search(_BANNER_BUS_RE, stripped[row.end() - 1:])
         b.gpus.append(SmiGpu(index=int(row.group(1)), name=name, memory_mib=mem,
-                             name_truncated=name.endswith("..."), bus_id=bus.group(1) if bus else None))
+                             name_truncated=bool(name and name.endswith("...")), bus_id=bus.group(1) if bus else None))
     return b
