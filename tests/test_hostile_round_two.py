@@ -237,3 +237,99 @@ def test_an_escape_in_a_lock_is_not_printed_raw(tmp_path):
     lock.write_text(json.dumps(doc))
     done = run("check", str(lock), "--no-detect", "--os", "linux", "--gpu-cc", "6.1", "--driver", "440.33")
     assert_no_raw_escapes(done)
+
+
+# -- numbers that cannot crash -------------------------------------------------------------------------------------
+HUGE = "1" * 5000  # past int()'s 4300-digit limit
+NO_DETECT = ("--no-detect", "--os", "linux", "--gpu-cc", "6.1")
+
+
+@pytest.mark.parametrize("args, said", [
+    (("plan", "--tf", f"2.{HUGE}", *NO_DETECT), f"--tf '2.{'1' * 38}'... (5002 characters): "
+                                                "not a TensorFlow version"),
+    (("plan", "--tf", f">=2.{HUGE}", *NO_DETECT), "(5004 characters): not a version specifier"),
+    (("plan", "--tf", "2.15", "--cudnn", f"8.{HUGE}", *NO_DETECT), "--cudnn '8.111"),
+    (("plan", "--torch", f"2.{HUGE}", *NO_DETECT), "(5002 characters): not a PyTorch version"),
+    (("plan", "--tf", "2.15", "--driver", f"535.{HUGE}", *NO_DETECT), "not an NVIDIA driver version"),
+    (("show", "tf", f"2.{HUGE}"), "show tf '2.111"),
+    (("show", "jax", f"0.{HUGE}"), "(5002 characters): not a version"),
+    (("plan", "--tf", "２.１０", *NO_DETECT), "--tf '２.１０': not a TensorFlow version; use e.g. 1.15"),
+    (("plan", "--torch", "２.５", *NO_DETECT), "--torch '２.５': not a PyTorch version"),
+    (("plan", "--jax", "０.４", *NO_DETECT), "--jax '０.４': not a JAX version"),
+    (("plan", "--tf", "2.15", "--driver", "５３５.１", *NO_DETECT), "--driver '５３５.１': not an NVIDIA driver version"),
+    (("plan", "--tf", "2.15", "--cudnn", "８.６", *NO_DETECT), "--cudnn '８.６': not a version"),
+    (("plan", "--tf", "2.15", "--no-detect", "--gpu-cc", "８.６"), "--gpu-cc '８.６': not a compute capability; use "
+                                                                   "major.minor, e.g. 8.6"),
+    (("plan", "--tf", "2.15", "--python", "３.１０", *NO_DETECT), "--python '３.１０': not a Python version"),
+    (("matrix", "--gpu-cc", "８.６"), "--gpu-cc '８.６': not a compute capability"),
+    (("show", "tf", "２.１"), "show tf '２.１': not a version"),
+])
+def test_a_number_no_version_has_is_one_line_and_exit_2(args, said):
+    done = run(*args)
+    assert done.returncode == 2
+    line = one_line(done)
+    assert line.startswith("stackresolve: error: ") and said in line
+    assert len(line) < 300  # the 5,000 digits are not echoed back
+
+
+def plan_lock(tmp_path: Path) -> dict:
+    path = tmp_path / "stackresolve.lock"
+    assert run(*PLAN, "--format", "lock", "-o", str(path)).returncode == 0
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("value, shown", [(f"410.{HUGE}", f"'410.{'1' * 36}'... (5004 characters)"),
+                                          ("４１０.４８", "'４１０.４８'")])
+def test_a_lock_whose_driver_minimum_is_no_version_is_one_line(tmp_path, value, shown):
+    doc = plan_lock(tmp_path)
+    doc["check"]["driver"]["min"] = value
+    lock = tmp_path / "hostile.lock"
+    lock.write_text(json.dumps(doc))
+    done = run("check", str(lock), "--no-detect", "--driver", "440.33")
+    assert done.returncode == 2
+    assert one_line(done) == (f"stackresolve: error: {lock}: lock field `check.driver.min` is not a version ({shown}) "
+                              f"(re-create the lock with `stackresolve plan --format lock`)")
+
+
+@pytest.mark.parametrize("value", ["１０.０", f"10.{HUGE}"])
+def test_check_cuda_takes_ascii_digits_only(tmp_path, value):
+    lock = tmp_path / "stackresolve.lock"
+    lock.write_text(json.dumps(plan_lock(tmp_path)))
+    done = run("check", str(lock), "--no-detect", "--cuda", value)
+    assert done.returncode == 2 and "--cuda '" in one_line(done) and "not a version; use e.g. 10.0" in one_line(done)
+
+
+def test_a_huge_driver_in_the_environment_is_one_line():
+    done = run("plan", "--tf", "2.15", env={"STACKRESOLVE_DRIVER": f"535.{HUGE}"})
+    assert done.returncode == 2
+    assert one_line(done) == (f"stackresolve: error: STACKRESOLVE_DRIVER='535.{'1' * 36}'... (5004 characters) is "
+                              f"not a driver version")
+
+
+def smi_reporting_driver(tmp_path: Path, driver: str) -> dict:
+    """An nvidia-smi whose CSV query and banner both print `driver` (the banner: a real capture, edited)."""
+    banner = (FIXTURES / "smi-banner-linux-550.40.07.txt").read_text().replace("550.40.07     ", driver)
+    env = fake_smi(tmp_path, banner)
+    smi = tmp_path / "bin" / "nvidia-smi"
+    smi.write_text(f"""#!/bin/sh
+case "$1" in
+  --query-gpu=*) echo "index, pci.bus_id, name, compute_cap, driver_version, memory.total [MiB]"
+     echo "0, 00000000:01:00.0, NVIDIA GeForce RTX 4090, 8.9, {driver}, 24564" ;;
+  "") cat '{tmp_path / "banner.txt"}' ;;
+  *) exit 2 ;;
+esac
+""")
+    return env
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a shell script stands in for nvidia-smi")
+@pytest.mark.parametrize("args", [("detect",), ("plan", "--tf", "2.15"), ("doctor",)])
+@pytest.mark.parametrize("driver", [f"535.{HUGE}", "５３５.１０４.０５"])
+def test_a_probe_reporting_a_driver_that_is_no_version_is_a_finding(tmp_path, args, driver):
+    done = run(*args, env=smi_reporting_driver(tmp_path, driver))
+    assert done.returncode in (0, 1)  # doctor: 1, the driver being unknown
+    out = done.stdout.decode()
+    if args[0] != "plan":
+        assert "driver-version-unreadable" in out and "which is not a version" in out
+    else:
+        assert "driver-unknown" in out

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-VERSION_RE = re.compile(r"^\d+(?:\.\d+)+$")
+from stackresolve.model.numbers import is_compute_capability, is_dotted_version
+
 
 # Query used by the CSV probe; the second form is the retry for drivers that refuse compute_cap (R470).
 CSV_FIELDS = ("index", "pci.bus_id", "name", "compute_cap", "driver_version", "memory.total")
@@ -58,10 +59,16 @@ def clean_value(value: str | None) -> str | None:
 
 def clean_version(value: str | None) -> str | None:
     v = clean_value(value)
-    if v is None or not VERSION_RE.match(v):
+    if v is None or not is_dotted_version(v):
         return None
     return v
 
+
+
+def rejected(value: str | None) -> str | None:
+    """A value printed where a version belongs that is not one (for a finding), else None."""
+    v = (value or "").strip()
+    return v if v and v.lower() not in _MISSING and clean_version(v) is None else None
 
 
 def cuda_from_int(v) -> str | None:
@@ -79,7 +86,7 @@ def _to_int(value: str | None) -> int | None:
     v = clean_value(value)
     if v is None:
         return None
-    m = re.match(r"^(\d+)(?:\.\d+)?\s*(?:MiB)?$", v)
+    m = re.match(r"^([0-9]{1,9})(?:\.[0-9]{1,9})?\s*(?:MiB)?$", v)
     return int(m.group(1)) if m else None
 
 
@@ -105,6 +112,7 @@ class SmiGpu:
     memory_mib: int | None = None
     name_truncated: bool = False
     bus_id: str | None = None  # as printed ("00000000:01:00.0")
+    driver_raw: str | None = None  # the driver column as printed, when it is there but is no version
 
 
 # Header spellings of the columns we read; nvidia-smi prints the query names, older tools some long forms.
@@ -116,7 +124,7 @@ _COLUMN = {"index": "index", "name": "name", "gpu_name": "name", "compute_cap": 
 def _header_names(line: str) -> list[str] | None:
     """The column names when `line` is a CSV header ("name, memory.total [MiB]"), else None."""
     names = [re.sub(r"\s*\[[^\]]*\]\s*$", "", cell.strip()).lower() for cell in line.split(",")]
-    return names if any(n in _COLUMN for n in names) and not any(re.search(r"\d\.\d", n) for n in names) \
+    return names if any(n in _COLUMN for n in names) and not any(re.search(r"[0-9]\.[0-9]", n) for n in names) \
         else None
 
 
@@ -155,7 +163,7 @@ def parse_csv(text: str, fields: tuple[str, ...] | list[str] | None = None) -> l
         if "index" in row and index is None:
             continue  # not a row of ours (a message, garbage)
         cc = clean_value(row.get("compute_cap"))
-        if cc is not None and not re.match(r"^\d+\.\d+$", cc):
+        if cc is not None and not is_compute_capability(cc):
             cc = None
         mem = row.get("memory.total")
         name = clean_value(row.get("name"))
@@ -165,6 +173,7 @@ def parse_csv(text: str, fields: tuple[str, ...] | list[str] | None = None) -> l
             name=name,
             compute_capability=cc,
             driver_version=clean_version(row.get("driver_version")),
+            driver_raw=rejected(row.get("driver_version")),
             memory_mib=_to_int(mem.replace(" MiB", "")) if mem is not None else None,
             bus_id=bus if bus and parse_bus_id(bus) else None,
         ))
@@ -276,9 +285,9 @@ _TOOL_RE = re.compile(r"NVIDIA-SMI\s+(\S+)")
 _DRIVER_RE = re.compile(r"(Driver Version|KMD Version):\s*(\S+)")
 _CUDA_RE = re.compile(r"(CUDA UMD Version|CUDA Version):\s*(\S+)")
 # "|   0  NVIDIA GeForce RTX 4070        Off |   00000000:2D:00.0  On |" (Persistence-M or TCC/WDDM last)
-_GPU_ROW_RE = re.compile(r"^\|\s*(\d+)\s+(.+?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|")
+_GPU_ROW_RE = re.compile(r"^\|\s*([0-9]{1,9})\s+(.+?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|")
 _BANNER_BUS_RE = r"\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s"
-_MEM_RE = re.compile(r"(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
+_MEM_RE = re.compile(r"(?<![0-9])([0-9]{1,9})\s*MiB\s*/\s*([0-9]{1,9})\s*MiB")
 
 
 def parse_banner(text: str) -> Banner:
