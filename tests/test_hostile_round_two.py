@@ -333,3 +333,26 @@ def test_a_probe_reporting_a_driver_that_is_no_version_is_a_finding(tmp_path, ar
         assert "driver-version-unreadable" in out and "which is not a version" in out
     else:
         assert "driver-unknown" in out
+
+
+# -- logs whose encoding is read from their content ------------------------------------------------------------
+CUDART_ERROR = ("Could not load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found\r\n")
+POWERSHELL_PART = ("PS C:\\work> python train.py\r\n2021-03-01 12:00:00.000000: I tensorflow/core/platform/"
+                   "cpu_feature_guard.cc:142] This TensorFlow binary is optimized\r\n")
+
+
+@pytest.mark.parametrize("content, note", [
+    (b"\xff\xfe" + CUDART_ERROR.encode("ascii"), "starts with a UTF-16 byte-order mark but is not UTF-16"),
+    (b"\xff\xfe" + POWERSHELL_PART.encode("utf-16-le") + CUDART_ERROR.encode("cp1252"), "decoded part by part"),
+    (b"\xff\xfe" + CUDART_ERROR.encode("utf-16-le") + "C:\\work> echo done\r\n".encode("cp1252"),
+     "decoded part by part"),
+    (b"\xff\xfe" + ("错误 " + CUDART_ERROR).encode("utf-16-le"), "decoded as UTF-16"),
+])
+def test_a_log_is_decoded_from_its_content_not_from_its_first_two_bytes(tmp_path, content, note):
+    log = tmp_path / "train.log"
+    log.write_bytes(content)
+    done = run("explain", "--file", str(log), "--no-detect", "--format", "json")
+    assert done.returncode == 0
+    doc = json.loads(done.stdout)
+    assert doc["matches"][0]["category"] == "missing-cuda-runtime"
+    assert any(note in n for n in doc["input_notes"]), doc["input_notes"]
