@@ -9,6 +9,7 @@ import json
 import os
 import pickle
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -356,3 +357,106 @@ def test_a_log_is_decoded_from_its_content_not_from_its_first_two_bytes(tmp_path
     doc = json.loads(done.stdout)
     assert doc["matches"][0]["category"] == "missing-cuda-runtime"
     assert any(note in n for n in doc["input_notes"]), doc["input_notes"]
+
+
+# -- -o obeys the file's own permission ----------------------------------------------------------------------------
+# Tests run as root, who may write anything: the command runs as `nobody` in a child that first runs it once as
+# root (into a scratch file: every module it needs is then imported, since nobody cannot read this interpreter's
+# standard library under /root) and then drops to nobody's user and group ids for the run that counts.
+AS_NOBODY = """
+import os, sys
+from stackresolve.cli import main
+
+def call(argv):
+    sys.argv = ["stackresolve", *argv]
+    try:
+        main()
+    except SystemExit as exc:
+        return exc.code
+
+scratch, target, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+call([scratch if a == target else a for a in argv])
+sys.stderr.flush()
+sys.stderr.write("---\\n")
+os.setgroups([])
+os.setgid(65534)
+os.setuid(65534)
+sys.exit(call(argv))
+"""
+
+
+def run_as_nobody(tmp_path: Path, target: Path, *args):
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to run the command as another user")
+    scratch = tmp_path / "root-only" / "warm.txt"
+    scratch.parent.mkdir()
+    done = subprocess.run([sys.executable, "-c", AS_NOBODY, str(scratch), str(target), *args], capture_output=True,
+                          timeout=120, env={**os.environ, "STACKRESOLVE_NO_CACHE": "1"})
+    assert b"Traceback" not in done.stderr, done.stderr.decode()
+    done.stderr = done.stderr.split(b"---\n", 1)[1]
+    return done
+
+
+@pytest.fixture
+def shared_folder():
+    """A world-writable folder with the sticky bit, like /tmp, that `nobody` can reach (pytest's own temporary
+    folders are root's alone)."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="stackresolve-shared-"))
+    folder.chmod(0o1777)
+    yield folder
+    shutil.rmtree(folder)
+
+
+@pytest.mark.parametrize("owner, mode", [("root", 0o644), ("nobody", 0o444)])
+def test_o_does_not_replace_a_file_the_user_may_not_write(tmp_path, shared_folder, owner, mode):
+    target = shared_folder / "requirements.txt"
+    target.write_text("precious\n")
+    if owner == "nobody":
+        os.chown(target, 65534, 65534)
+    target.chmod(mode)
+    before = target.stat()
+    done = run_as_nobody(tmp_path, target, *PLAN, "--format", "pip", "-o", str(target))
+    assert done.returncode == 3
+    assert one_line(done) == f"stackresolve: error: -o '{target}': cannot write (Permission denied)"
+    after = target.stat()
+    assert target.read_text() == "precious\n"
+    assert (after.st_ino, after.st_uid, stat.S_IMODE(after.st_mode)) == (before.st_ino, before.st_uid, mode)
+    assert [p.name for p in target.parent.iterdir()] == ["requirements.txt"]  # no temporary left behind
+
+
+def test_o_still_writes_a_file_the_user_may_write(tmp_path, shared_folder):
+    target = shared_folder / "requirements.txt"
+    target.write_text("old\n")
+    os.chown(target, 65534, 65534)
+    done = run_as_nobody(tmp_path, target, *PLAN, "--format", "pip", "-o", str(target))
+    assert done.returncode == 0 and SHIPPED_PLAN in target.read_text()
+    assert target.stat().st_uid == 65534
+
+
+def test_o_as_root_keeps_the_owner_of_the_file_it_replaces(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a file to another user")
+    target = tmp_path / "requirements.txt"
+    target.write_text("old\n")
+    os.chown(target, 65534, 65534)
+    assert run(*PLAN, "--format", "pip", "-o", str(target)).returncode == 0
+    assert (target.stat().st_uid, target.stat().st_gid) == (65534, 65534)  # as `>` leaves it
+
+
+@pytest.mark.parametrize("name", ["", " "])
+def test_o_naming_no_file_is_bad_input(name):
+    done = run(*PLAN, "--format", "pip", "-o", name)
+    assert done.returncode == 2
+    assert one_line(done) == f"stackresolve: error: -o {name!r}: no file named; give a file, or '-' for standard output"
+
+
+@pytest.mark.parametrize("name", ["-n", "--prefix", ".hidden"])
+def test_an_env_name_conda_would_read_as_an_option_is_refused(name):
+    done = run(*PLAN, "--format", "conda", "--env-name", name)
+    assert done.returncode == 2
+    assert one_line(done) == (f"stackresolve: error: --env-name {name!r}: use letters, digits, '-', '_' and '.' only, "
+                              f"starting with a letter, digit or '_'")
+    assert b"conda activate" not in done.stdout

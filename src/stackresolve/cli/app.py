@@ -129,6 +129,8 @@ def output(text: str, path: Optional[str], executable: bool = False) -> None:
     if path is None or path == "-":
         write_stdout(text)
         return
+    if not path.strip():
+        fail(f"-o {path!r}: no file named; give a file, or '-' for standard output")
     from stackresolve.files import write_output
 
     try:
