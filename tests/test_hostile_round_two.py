@@ -460,3 +460,66 @@ def test_an_env_name_conda_would_read_as_an_option_is_refused(name):
     assert one_line(done) == (f"stackresolve: error: --env-name {name!r}: use letters, digits, '-', '_' and '.' only, "
                               f"starting with a letter, digit or '_'")
     assert b"conda activate" not in done.stdout
+
+
+# -- refresh --timeout is one deadline ---------------------------------------------------------------------------
+@pytest.fixture
+def silent_index():
+    """A local server that accepts connections and never answers (no network involved)."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    held = []
+
+    def accept():
+        while True:
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}/simple"
+    server.close()
+    for connection in held:
+        connection.close()
+
+
+@pytest.fixture
+def busy_index():
+    """A local server that answers every request 503 with `Retry-After: 60`."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Busy(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(503)
+            self.send_header("Retry-After", "60")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Busy)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/simple"
+    server.shutdown()
+
+
+@pytest.mark.parametrize("index", ["silent_index", "busy_index"])
+def test_refresh_timeout_is_one_deadline_for_the_whole_command(tmp_path, index, request):
+    import time
+
+    url = request.getfixturevalue(index)
+    started = time.monotonic()
+    done = run("refresh", "--index-url", url, "--timeout", "3", env=cache_env(tmp_path / "cache"), timeout=60)
+    elapsed = time.monotonic() - started
+    assert done.returncode == 1
+    assert one_line(done) == ("stackresolve: error: refresh stopped: stopped after 3 s (while reading "
+                              "/simple/tensorflow/); the data in use stays as it was")
+    assert elapsed < 3 + 4  # the deadline and the interpreter's start-up, not 60 s x 5 retries
+    assert not (tmp_path / "cache" / "data").exists()
