@@ -523,3 +523,19 @@ def test_refresh_timeout_is_one_deadline_for_the_whole_command(tmp_path, index, 
                               "/simple/tensorflow/); the data in use stays as it was")
     assert elapsed < 3 + 4  # the deadline and the interpreter's start-up, not 60 s x 5 retries
     assert not (tmp_path / "cache" / "data").exists()
+
+
+# -- fuzzing --------------------------------------------------------------------------------------------------
+def test_a_seeded_slice_of_the_input_fuzzer_finds_nothing():
+    """scripts/fuzz_inputs.py, 200 runs: plan/check/explain/show/matrix and STACKRESOLVE_DRIVER/GPU_CC with other
+    scripts' digits, huge numbers and control characters end in exit 0, 1 or 2, one line for 2, no traceback and
+    no control character on the streams."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fuzz_inputs", Path(__file__).parents[1] / "scripts" /
+                                                  "fuzz_inputs.py")
+    fuzz_inputs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fuzz_inputs)
+    codes, failures = fuzz_inputs.fuzz(200, seed=2023)
+    assert not failures, failures[:5]
+    assert codes.get(2, 0) > 50 and codes.get(0, 0) > 20  # it did try hostile and ordinary input alike
