@@ -138,12 +138,22 @@ def run_case(argv: list[str], env: dict[str, str]) -> tuple[int, list[str]]:
     return int(code) if isinstance(code, int) else -1, problems
 
 
-def fuzz(runs: int, seed: int, report=print) -> tuple[dict[int, int], list[tuple[list[str], dict, list[str]]]]:
+def fuzz(runs: int, seed: int) -> tuple[dict[int, int], list[tuple[list[str], dict, list[str]]]]:
+    """Exit codes seen (code -> runs) and the failures (argv, env, problems) of `runs` seeded runs."""
     rng = random.Random(seed)
     codes: dict[int, int] = {}
     failures = []
+    saved = os.environ.get("STACKRESOLVE_DETECT_TIMEOUT")
+    os.environ.setdefault("STACKRESOLVE_DETECT_TIMEOUT", "5")  # detection runs in the STACKRESOLVE_* cases
+    try:
+        return _fuzz(rng, runs, codes, failures)
+    finally:
+        if saved is None:
+            os.environ.pop("STACKRESOLVE_DETECT_TIMEOUT", None)
+
+
+def _fuzz(rng: random.Random, runs: int, codes: dict, failures: list):
     with tempfile.TemporaryDirectory() as scratch:
-        os.environ.setdefault("STACKRESOLVE_DETECT_TIMEOUT", "5")
         lock = Path(scratch) / "stackresolve.lock"
         code, problems = run_case(["plan", "--no-detect", "--tf", "1.15", "--os", "linux", "--gpu-cc", "6.1",
                                    "--format", "lock", "-o", str(lock)], {})
