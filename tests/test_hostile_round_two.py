@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_hostile import PLAN, one_line, run
+from tests.test_snapshot import cache  # noqa: F401 (a fixture: a private cache folder for this test)
 
 SHIPPED_PLAN = "tensorflow-gpu==1.15.5"
 
@@ -59,14 +60,6 @@ def test_a_poisoned_snapshot_runs_no_code_and_the_plan_is_still_right(tmp_path):
     done = run(*PLAN, "--format", "pip", env=cache_env(cache))
     assert done.returncode == 0 and SHIPPED_PLAN in done.stdout.decode()
     assert not marker.exists(), "loading the snapshot ran code"
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("STACKRESOLVE_CACHE_DIR", str(folder))
-    monkeypatch.delenv("STACKRESOLVE_NO_CACHE", raising=False)
-    return folder
 
 
 def snapshot_readable(folder: Path) -> bool:
