@@ -13,6 +13,9 @@ commands in the same venv, so machine load hits both alike. Budgets (exit 1 when
 - peak memory (max RSS) of every timed command < 60 MB
 - the knowledge snapshot: loading it (in-process, warm file cache) is reported beside building the knowledge base
   from its TOML files, the cost it saves; loading must stay < 0.25 x building
+- with --install (talks to the package index): from nothing to a verified TF 2.15 CPU environment, `stackresolve
+  install` with uv within 1.2 x doing it by hand (`uv venv` + `uv pip install -r` of the same requirements + the
+  same import check), cold (empty caches) and warm; under 15 s cold and 8 s warm. pip is timed beside it.
 """
 
 from __future__ import annotations
@@ -109,9 +112,75 @@ def snapshot_load(runs: int) -> tuple[float, float]:
     return statistics.median(loads), statistics.median(builds)
 
 
+INSTALL_TF = ["--tf", "2.15", "--cpu", "--no-detect", "--os", "linux", "--python", "3.11"]
+IMPORT_CHECK = "import tensorflow as tf; print(tf.__version__, tf.config.list_physical_devices('GPU'))"
+
+
+def _timed(argv: list[str], env: dict) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, check=True, capture_output=True, env=env, timeout=1800)
+    return time.perf_counter() - start
+
+
+def install_bench(tool: str, warm_runs: int = 3) -> tuple[list[tuple[str, str, str, str]], list[str]]:
+    """From nothing to a verified environment: stackresolve install (uv, pip) against doing it by hand with uv, each
+    with a cache of its own (cold: the first run into an empty cache; warm: the median of the next runs)."""
+    from stackresolve.fulllock import uv_binary
+    from stackresolve.index import index_url
+
+    uv = uv_binary()
+    index = index_url(None)
+    with tempfile.TemporaryDirectory(prefix="stackresolve-bench-install-") as scratch:
+        root = Path(scratch)
+        lock = root / "stackresolve.lock"
+        subprocess.run([tool, "plan", *INSTALL_TF, "--format", "lock", "-o", str(lock)], check=True,
+                       capture_output=True, timeout=120)
+        requirements = root / "requirements.txt"
+        requirements.write_text("\n".join(json.loads(lock.read_text())["pip"]) + "\n")
+        python = subprocess.run([uv, "python", "find", "--system", "3.11"], capture_output=True, text=True,
+                                check=True, timeout=60).stdout.strip()
+
+        def by_hand(env: dict, venv: Path) -> float:
+            vpy = str(venv / "bin" / "python")
+            return (_timed([uv, "venv", "--python", python, str(venv)], env)
+                    + _timed([uv, "pip", "install", "--python", vpy, "--index-url", index, "-r", str(requirements)],
+                             env)
+                    + _timed([vpy, "-c", IMPORT_CHECK], env))
+
+        def ours(installer: str):
+            return lambda env, venv: _timed([tool, "install", str(lock), "--venv", str(venv), "--installer",
+                                             installer, "--python-exe", python], env)
+
+        ways = {"by hand (uv venv + uv pip install + import check)": by_hand, "stackresolve install (uv)": ours("uv"),
+                "stackresolve install (pip)": ours("pip")}
+        times: dict[str, list[float]] = {name: [] for name in ways}
+        for run in range(1 + warm_runs):  # alternating, so machine load hits every way alike
+            for i, (name, way) in enumerate(ways.items()):
+                cache = root / f"cache{i}"
+                env = {**os.environ, "UV_CACHE_DIR": str(cache), "PIP_CACHE_DIR": str(cache / "pip")}
+                venv = root / f"venv{i}-{run}"
+                times[name].append(way(env, venv))
+                subprocess.run(["rm", "-rf", str(venv)], check=True)
+    rows, missed = [], []
+    hand_cold, hand_warm = times[next(iter(ways))][0], statistics.median(times[next(iter(ways))][1:])
+    for name, values in times.items():
+        cold, warm = values[0], statistics.median(values[1:])
+        budget = ""
+        if name == "stackresolve install (uv)":
+            ok = cold <= 1.2 * hand_cold and warm <= 1.2 * hand_warm and cold < 15 and warm < 8
+            budget = "<= 1.2 x by hand, < 15 s cold, < 8 s warm" + ("" if ok else "  MISSED")
+            if not ok:
+                missed.append("install")
+        rows.append((f"{name}: cold / warm", f"{cold:.1f} s / {warm:.1f} s"
+                     + (f" = {cold / hand_cold:.2f} x / {warm / hand_warm:.2f} x" if "stackresolve" in name else ""),
+                     "", budget))
+    return rows, missed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--install", action="store_true", help="also time `stackresolve install` (network)")
     args = parser.parse_args()
     exe, tool = str(BIN / "python"), str(BIN / "stackresolve")
     with tempfile.TemporaryDirectory() as scratch:
@@ -157,6 +226,10 @@ def main() -> int:
                  "< 0.25 x build" + ("" if snapshot_ok else "  MISSED")))
     if not snapshot_ok:
         missed.append("snapshot")
+    if args.install:
+        install_rows, install_missed = install_bench(tool)
+        rows += install_rows
+        missed += install_missed
     width = max(len(r[0]) for r in rows)
     print(f"Python {sys.version.split()[0]}, median of {args.runs} alternating cold runs")
     for name, value, peak, budget in rows:

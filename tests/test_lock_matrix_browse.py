@@ -95,11 +95,15 @@ def test_check_passes_on_a_matching_machine(run, tf115_lock):
     assert "cuda: not observed" in partial.stdout and "cudnn: not observed" in partial.stdout
 
 
-def test_check_before_install_compares_only_os_gpu_and_driver(run, tf115_lock):
-    result = run("check", str(tf115_lock), "--no-detect", "--before-install", "--os", "linux", "--gpu-cc", "6.1",
-                 "--driver", "440.33", "--python", "3.9", "--cudnn", "5.1.10")
+def test_check_before_install_compares_the_machine_and_the_python_not_the_installed_stack(run, tf115_lock):
+    base = ["check", str(tf115_lock), "--no-detect", "--before-install", "--os", "linux", "--gpu-cc", "6.1",
+            "--driver", "440.33", "--cudnn", "5.1.10"]
+    result = run(*base, "--python", "3.7")
     assert result.exit_code == 0, result.output
-    assert "python: --before-install" in result.stdout
+    assert "cudnn: --before-install" in result.stdout  # what gets installed is compared afterwards
+    # tensorflow-gpu 1.15.5 has wheels for CPython 3.6-3.7 only: the Python the install would use is compared too
+    result = run(*base, "--python", "3.9")
+    assert result.exit_code == 1 and "python: expected 3.6 - 3.7, found 3.9" in result.stdout
 
 
 def test_check_accepts_what_plan_accepts(kb):

@@ -21,7 +21,8 @@ from stackresolve.request import machine_os
 
 # What check can compare; a machine description says which of these it observed.
 FACTS = ("os", "gpus", "driver", "python", "framework", "cuda", "cudnn")
-BEFORE_INSTALL = ("os", "gpus", "driver")
+# Before installing: the machine, and the Python the install will use (found as `install` finds it, or named).
+BEFORE_INSTALL = ("os", "gpus", "driver", "python")
 
 
 @dataclass(frozen=True)
@@ -77,8 +78,15 @@ def check_lock(lock: LockedStack, kb: KnowledgeBase, machine, observed: frozense
         if python:
             have = Version(".".join(python.split(".")[:2]))
             if not Version(lock.python_min) <= have <= Version(lock.python_max):
-                diffs.append(Difference("python", f"{lock.python_min} - {lock.python_max}", python,
+                diffs.append(Difference("python", _python_range(lock), python,
                                         f"{lock.label} has no build for Python {have}"))
+        elif before_install:
+            from stackresolve.knowledge.python_sources import how_to_get_line, python_sources
+
+            wanted = lock.python_max
+            diffs.append(Difference("python", _python_range(lock), "none on this machine",
+                                    f"{lock.label} needs Python {_python_range(lock)}; "
+                                    f"{how_to_get_line(wanted, python_sources(wanted, lock.os))}"))
         else:
             unknown("python", "no Python was found")
     if "framework" in active:
@@ -94,6 +102,10 @@ def check_lock(lock: LockedStack, kb: KnowledgeBase, machine, observed: frozense
                 unknown(component, f"CUDA and cuDNN come {DELIVERY_WORDS.get(lock.delivery, '')} with the "
                                    f"framework")
     return CheckResult(tuple(diffs), tuple(dict.fromkeys(skipped)))
+
+
+def _python_range(lock: LockedStack) -> str:
+    return lock.python_min if lock.python_min == lock.python_max else f"{lock.python_min} - {lock.python_max}"
 
 
 DELIVERY_WORDS = {Delivery.PIP_WHEELS: "as pip wheels", Delivery.CONTAINER: "inside the container",

@@ -114,11 +114,16 @@ def compile_lock(pip: PipPlan, fmt: str = "requirements.txt", *, index: str | No
 
 
 def index_options(pip: PipPlan, default_index: str) -> list[str]:
-    """uv's index options: the plan's own index in place of the default one (PyTorch's --index-url, which also
-    serves the dependencies), or beside it (an --extra-index-url, a --find-links page)."""
-    if not pip.index_args:
+    return uv_index_options(pip.index_args, default_index)
+
+
+def uv_index_options(index_args: tuple[str, ...], default_index: str) -> list[str]:
+    """uv's index options for a stack whose own index option is `index_args` (empty: the default index): the
+    plan's own index in place of the default one (PyTorch's --index-url, which also serves the dependencies), or
+    beside it (an --extra-index-url, a --find-links page)."""
+    if not index_args:
         return ["--index-url", default_index]
-    option, url = pip.index_args
+    option, url = index_args[:2]
     if option == "--index-url":
         return ["--index-url", url]
     # Local versions (torch==1.12.1+cu113) are only on the extra index: uv must look at every index for them.

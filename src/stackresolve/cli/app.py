@@ -31,6 +31,11 @@ COMMANDS = {
                                             "when the text is not recognised)."),
     "doctor": ("stackresolve.cli.doctor", "Diagnose the installed GPU stack; exit 0 when healthy, 1 when problems "
                                           "were found."),
+    "install": ("stackresolve.cli.install", "Install a lock or a plan into a new virtual environment and prove it "
+                                            "works: the framework imports and sees the GPU, and check agrees (exit 0 "
+                                            "only then)."),
+    "export": ("stackresolve.cli.install", "Print a lock's requirements file (index option first), for `pip install "
+                                           "-r` or `uv pip install -r`."),
     "refresh": ("stackresolve.cli.refresh", "Re-read the package index's TensorFlow wheel lists into the user cache "
                                             "(used while newer than shipped)."),
 }
@@ -188,6 +193,25 @@ def detect_machine(no_detect: bool = False, python_exe: Optional[str] = None, gp
 
     return probe(python_exe=python_exe, gpu_only=gpu_only, deadline=deadline,
                  gpu_lookup=lambda name: knowledge().find_gpu(name), pci_table=nvidia_pci_ids)
+
+
+def progress_reporter(stream=None):
+    """A `progress(message)` for the steps that wait on the network or on an installer: a line on stderr with the
+    time so far when stderr is a terminal, nothing otherwise (logs and pipes stay clean)."""
+    stream = stream or sys.stderr
+    if not stream.isatty():
+        return lambda _message: None
+    import time
+
+    started = time.monotonic()
+
+    def show(message: str) -> None:
+        from stackresolve.emit.header import one_line as printable  # no control character reaches the terminal
+
+        stream.write(f"stackresolve: [{time.monotonic() - started:5.1f} s] {one_line(printable(message))} ...\n")
+        stream.flush()
+
+    return show
 
 
 def choice(value: str, allowed: tuple[str, ...], flag: str) -> str:

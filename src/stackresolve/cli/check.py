@@ -24,7 +24,8 @@ def check(
     cudnn: Optional[str] = typer.Option(None, "--cudnn", help="Installed cuDNN version (default: detected)."),
     python_exe: Optional[str] = typer.Option(None, "--python-exe", help="Interpreter whose packages to check."),
     before_install: bool = typer.Option(False, "--before-install",
-                                        help="Compare only what exists before installing: OS, GPUs, driver."),
+                                        help="Compare only what exists before installing: OS, GPUs, driver, and the "
+                                             "Python the install will use (--python, --python-exe, or found)."),
     no_detect: bool = typer.Option(False, "--no-detect", help="Do not probe this machine; use flags only."),
     fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
 ) -> None:
@@ -46,11 +47,41 @@ def check(
         else:
             machine, _ = apply_flags(kb, detect_machine(python_exe=python_exe, gpu_only=before_install), flags)
             observed = frozenset(FACTS)
+            if before_install and not python:
+                machine = _python_to_be_used(machine, text, lock_file, python_exe)
         result = check_lock(lock, kb, machine, observed, before_install=before_install)
     except InputError as exc:
         fail(str(exc))
     output(render_json(lock, result) if fmt == "json" else render_text(lock, result), None)
     raise typer.Exit(Exit.OK if result.matches else Exit.FAILED)
+
+
+def _python_to_be_used(machine, text: str, lock_file: str, python_exe: Optional[str]):
+    """Before installing, the Python is the one `install` would use: --python-exe, else the first the lock's range
+    finds on this machine (none: check says so, with how to get one)."""
+    from dataclasses import replace
+
+    from stackresolve.detect.model import PythonInfo
+    from stackresolve.detect.runner import SubprocessRunner
+    from stackresolve.install.python import find_python, interpreter
+    from stackresolve.install.target import read_target
+
+    runner = SubprocessRunner()
+    if python_exe:
+        found = interpreter(runner, python_exe)
+        if found is None:
+            fail(f"--python-exe {python_exe!r}: does not run as Python")
+    else:
+        from stackresolve.cli.install import _this_os
+        from stackresolve.fulllock import LockUnavailable, uv_binary
+
+        try:
+            uv = uv_binary()
+        except LockUnavailable:
+            uv = None
+        target = read_target(text, lock_file, None, _this_os())
+        found = find_python(target.pythons, target.os, runner, uv=uv)
+    return replace(machine, python=PythonInfo(found.version, found.executable, found.how) if found else None)
 
 
 def check_packages(text: str, lock_file: str, python_exe: Optional[str], fmt: str) -> None:

@@ -83,7 +83,14 @@ def emit_full_lock(resolution, fmt: str, index_url: Optional[str], out: Optional
         sys.stderr.write(render_text(resolution))
         raise typer.Exit(Exit.FAILED)
     plan = pip_plan.decide(resolution)
+    from stackresolve.cli.app import progress_reporter
+    from stackresolve.fulllock import uv_platform
+    from stackresolve.index import index_url as pip_index
+
     try:
+        platform = uv_platform(resolution.request.os, resolution.request.arch)
+        progress_reporter()(f"resolving the full lock with uv for Python {plan.python} on {platform} against "
+                            f"{pip_index(index_url)}")
         lock = compile_lock(plan, fmt, index=index_url)
     except LockUnavailable as exc:
         fail(str(exc))

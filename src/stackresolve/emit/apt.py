@@ -137,8 +137,8 @@ if [ -z "$PYTHON_BIN" ]; then
     PYTHON_BIN="python$PYTHON_VERSION"
   else
     die "Ubuntu $OS_VERSION has no python$PYTHON_VERSION package and none is on PATH: install" \
-      "Python $PYTHON_VERSION and rerun with STACKRESOLVE_PYTHON=/path/to/python$PYTHON_VERSION," \
-      "or plan again with --python for a Python this release has"
+      "Python $PYTHON_VERSION ($PYTHON_SOURCES) and rerun with" \
+      "STACKRESOLVE_PYTHON=/path/to/python$PYTHON_VERSION, or plan again with --python for a Python this release has"
   fi
 fi
 python_minor() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])'; }
@@ -184,6 +184,7 @@ def _not_applicable(resolution: Resolution, why: str, instead: str) -> str:
 def _common_values(pip: PipPlan, supported: str) -> str:
     return (f"SUPPORTED_RELEASES={_q(supported)}\n"
             f"PYTHON_VERSION={_q(pip.python)}\n"
+            f"PYTHON_SOURCES={_q(' | '.join(s.command for s in pip.resolution.stack.python.sources))}\n"
             f"FRAMEWORK_PACKAGE={_q(Requirement(pip.requirements[0]).name)}\n"
             + _array("PIP_INDEX_ARGS", pip.index_args)
             + _array("PIP_REQUIREMENTS", pip.requirements))

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from stackresolve.emit.header import comment_header
-from stackresolve.plan.pip import PipPlan
+from stackresolve.knowledge.python_sources import how_to_get_line
+from stackresolve.plan.pip import PipPlan, pip_upgrade
 
 
 def render(plan: PipPlan) -> str:
@@ -30,6 +31,8 @@ def render(plan: PipPlan) -> str:
         out.append(f"#   {venv_python} -m pip install {package}   (first: it adds the index the next step "
                    f"needs)\n")
     out.append(f"#   {venv_python} -m pip install -r requirements.txt\n")
+    if python.sources:
+        out.append(f"# No Python {py} here? {how_to_get_line(py, python.sources)}\n")
     if plan.index_args:
         fw = stack.framework
         where = "find-links page" if fw.index_option == "--find-links" else "index"
@@ -41,13 +44,3 @@ def render(plan: PipPlan) -> str:
     for pin in pins:
         out.append(f"# {pin.why} ({pin.source})\n{pin.requirement}\n")
     return "".join(out)
-
-
-def pip_upgrade(python: str) -> str:
-    """What `pip install --upgrade` gets in a fresh venv: the newest pip, or the newest one that still runs on an
-    old Python (its venv's bundled pip knows only manylinux1 wheels; measured: scripts/verify_plans.py runs in
-    constraints/verified_installs.toml, TensorFlow 1.8-1.12 on Python 3.6)."""
-    major, minor = (int(x) for x in python.split("."))
-    if (major, minor) >= (3, 7):
-        return "pip"
-    return '"pip<22"' if (major, minor) == (3, 6) else '"pip<21"'

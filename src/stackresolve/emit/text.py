@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from stackresolve.knowledge.python_sources import how_to_get_line
 from stackresolve.model.enums import GpuSupport
 from stackresolve.model.stack import Resolution, Stack
 
@@ -15,6 +16,8 @@ def _stack_rows(stack: Stack) -> list[tuple[str, str, str, str]]:
     if fw.companions:
         rows.append(("", "with " + ", ".join(fw.companions), "", ""))
     rows.append(("python", f"{py.recommended}  (builds: {py.available[0]} - {py.available[-1]})", py.why, py.source))
+    if py.sources:
+        rows.append(("", how_to_get_line(py.recommended, py.sources), "", ""))
     if stack.cuda:
         cuda, cudnn, drv = stack.cuda, stack.cudnn, stack.driver
         rows.append(("cuda", f"{cuda.version}  ({cuda.release}, {cuda.delivery})", cuda.why, cuda.source))

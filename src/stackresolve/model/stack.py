@@ -88,6 +88,9 @@ class PythonPin:
     recommended: str
     why: str
     source: str
+    # where the recommended Python comes from when the machine lacks it (knowledge.python_sources); () for a
+    # container, which carries its own
+    sources: tuple = ()
 
     @property
     def min(self) -> str:
@@ -99,7 +102,7 @@ class PythonPin:
 
     def to_json(self) -> dict:
         return {"min": self.min, "max": self.max, "recommended": self.recommended, "available": list(self.available),
-                "why": self.why, "source": self.source}
+                "why": self.why, "source": self.source, "how_to_get": [s.to_json() for s in self.sources]}
 
 
 @dataclass(frozen=True)

@@ -91,3 +91,13 @@ def cuda_note(resolution: Resolution) -> str:
                 f"come as pip wheels through {via}; only {driver} comes from the system.")
     return (f"CUDA {cuda.version} and cuDNN {cudnn.version} come from the system, not from pip: install them with "
             f"--format apt (Ubuntu), conda or powershell (Windows); {driver} too.")
+
+
+def pip_upgrade(python: str) -> str:
+    """What `pip install --upgrade` gets in a fresh venv: the newest pip, or the newest one that still runs on an
+    old Python (its venv's bundled pip knows only manylinux1 wheels; measured: scripts/verify_plans.py runs in
+    constraints/verified_installs.toml, TensorFlow 1.8-1.12 on Python 3.6)."""
+    major, minor = (int(x) for x in python.split("."))
+    if (major, minor) >= (3, 7):
+        return "pip"
+    return '"pip<22"' if (major, minor) == (3, 6) else '"pip<21"'

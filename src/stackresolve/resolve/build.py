@@ -11,6 +11,7 @@ from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.model import CudaToolkit, CudnnRelease, Pitfall, cc_tuple
+from stackresolve.knowledge.python_sources import python_sources
 from stackresolve.knowledge.rules import (
     CUDNN_RULE_SOURCE,
     arch_predates,
@@ -183,7 +184,9 @@ def python_pin(request: Request, fw: FrameworkCandidate, py: PythonCandidate) ->
             f"TensorFlow's tested-build table lists Python {fw.build.python} for {fw.line.version}; the package "
             f"index has {fw.version} wheels for {', '.join(available)} on {request.wheel_platform}. The index "
             f"decides.", source=f"{fw.build.source}; {fw.source}"))
-    return PythonPin(available, allowed, py.version, why, fw.source), findings
+    sources = () if fw.container else python_sources(py.version, request.os,
+                                                      arm64_mac=request.os is Os.MACOS and request.arch.is_arm)
+    return PythonPin(available, allowed, py.version, why, fw.source, sources), findings
 
 
 def cuda_pin(fw: FrameworkCandidate, toolkit: CudaToolkit) -> CudaPin:

@@ -1,0 +1,173 @@
+"""`stackresolve install` and `stackresolve export`."""
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from stackresolve.cli.app import (Exit, command_app, detect_machine, fail, knowledge, output, progress_reporter,
+                                  read_input)
+
+LOCK_LIMIT = 16 * 1024 * 1024  # a full lock of a CUDA stack with hashes is a few hundred kilobytes
+
+install_app = command_app()
+export_app = command_app()
+
+
+@install_app.command()
+def install(
+    lock_file: Optional[str] = typer.Argument(None, help="A lock (plan --format lock, or a full lock: --format pip "
+                                                         "--lock / pylock); default stackresolve.lock when no "
+                                                         "--tf/--torch/--jax is given."),
+    venv: str = typer.Option(..., "--venv", help="The virtual environment to create (a new or empty folder)."),
+    tf: Optional[str] = typer.Option(None, "--tf", help="Plan and install TensorFlow: 1.15, 2.15, latest, ..."),
+    torch: Optional[str] = typer.Option(None, "--torch", help="Plan and install PyTorch: 2.5, latest, ..."),
+    jax: Optional[str] = typer.Option(None, "--jax", help="Plan and install JAX: 0.4, latest, ..."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="Plan for this GPU model (default: detected)."),
+    gpu_cc: Optional[str] = typer.Option(None, "--gpu-cc", help="Plan for this compute capability."),
+    driver: Optional[str] = typer.Option(None, "--driver", help="Plan for this driver (default: detected)."),
+    python: Optional[str] = typer.Option(None, "--python", help="Use this Python minor, e.g. 3.11."),
+    cpu: bool = typer.Option(False, "--cpu", help="Plan a CPU-only stack."),
+    vendor: str = typer.Option("any", "--vendor", help="TF 1.15 builds: any (default), stock or nvidia."),
+    python_exe: Optional[str] = typer.Option(None, "--python-exe", help="Make the venv from this interpreter."),
+    python_download: bool = typer.Option(False, "--python-download",
+                                         help="Let uv download the Python when this machine has none."),
+    installer: str = typer.Option("auto", "--installer", help="auto (uv when found, else pip), uv or pip."),
+    reuse: bool = typer.Option(False, "--reuse", help="Install into an existing venv stackresolve did not make."),
+    index_url: Optional[str] = typer.Option(None, "--index-url", help="The package index (default: pip's)."),
+    find_links: Optional[List[str]] = typer.Option(None, "--find-links", help="Also look for wheels here."),
+    no_index: bool = typer.Option(False, "--no-index", help="Only --find-links, no index."),
+    no_detect: bool = typer.Option(False, "--no-detect", help="Plan from flags only (the checks still run here)."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
+) -> None:
+    """Install a lock or a plan into a new virtual environment and prove it works: the framework imports and sees the
+    GPU, and check agrees (exit 0 only then)."""
+    from stackresolve.cli.app import choice
+    from stackresolve.fulllock import LockUnavailable, uv_binary
+    from stackresolve.install.run import (INSTALLERS, InstallFailed, InstallOptions, install as run_install,
+                                          render_text)
+    from stackresolve.request import InputError
+
+    fmt = choice(fmt, ("text", "json"), "--format")
+    installer = choice(installer, INSTALLERS, "--installer")
+    if not venv.strip():
+        fail("--venv '': name the folder for the virtual environment")
+    kb = knowledge()
+    try:
+        if tf or torch or jax:
+            if lock_file is not None:
+                fail(f"give a lock file ({lock_file!r}) or a target (--tf/--torch/--jax), not both")
+            target, lock = _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu, vendor, no_detect)
+        else:
+            if any((gpu, gpu_cc, driver, cpu)):
+                fail("--gpu/--gpu-cc/--driver/--cpu plan a target: give --tf, --torch or --jax with them (a lock "
+                     "already holds its stack)")
+            target, lock = _from_file(kb, lock_file or "stackresolve.lock", python)
+        options = InstallOptions(venv=Path(venv), installer=installer, reuse=reuse, python=python,
+                                 python_exe=python_exe, python_download=python_download, index_url=index_url,
+                                 find_links=tuple(find_links or ()), no_index=no_index)
+        try:
+            uv = uv_binary()
+        except LockUnavailable:
+            uv = None
+        from stackresolve.detect.runner import SubprocessRunner
+
+        report = run_install(target, options, runner=SubprocessRunner(max_output=64 << 20), uv=uv,
+                             check=_checker(kb, target, lock), progress=progress_reporter())
+    except InputError as exc:
+        fail(str(exc))
+    except InstallFailed as exc:
+        from stackresolve.emit.header import one_line
+
+        sys.stderr.write(f"stackresolve: error: {one_line(str(exc))}\n")
+        for line in exc.tail:
+            sys.stderr.write(f"  | {one_line(line)}\n")
+        raise typer.Exit(exc.code)
+    if fmt == "json":
+        import json
+
+        output(json.dumps(report.to_json(), indent=2) + "\n", None)
+    else:
+        output(render_text(report), None)
+    raise typer.Exit(Exit.OK if report.ok else Exit.FAILED)
+
+
+def _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu, vendor, no_detect):
+    """Plan flags: resolve as `plan` does; no stack is exit 1 with the plan's own explanation."""
+    from stackresolve.install.target import from_resolution
+    from stackresolve.request import Flags, build_request
+    from stackresolve.resolve import resolve
+
+    flags = Flags(tf=tf or "latest", torch=torch, jax=jax, gpu=gpu, gpu_cc=gpu_cc, driver=driver, python=python,
+                  cpu=cpu, vendor=vendor)
+    request = build_request(kb, flags, detect_machine(no_detect, gpu_only=True))
+    resolution = resolve(kb, request)
+    if resolution.stack is None:
+        from stackresolve.emit import text
+
+        sys.stderr.write(text.render(resolution))
+        raise typer.Exit(Exit.FAILED)
+    target = from_resolution(resolution)
+    return target, target.lock
+
+
+def _from_file(kb, name: str, python: Optional[str]):
+    from stackresolve.install.target import read_target
+
+    text = read_input(name, LOCK_LIMIT, what="lock file").text
+    target = read_target(text, name, python, _this_os())
+    return target, target.lock
+
+
+def _this_os():
+    from stackresolve.model.enums import Os
+
+    return Os.WINDOWS if sys.platform == "win32" else Os.MACOS if sys.platform == "darwin" else Os.LINUX
+
+
+def _checker(kb, target, lock):
+    """`check` of the new venv: the lock's facts against this machine, with the venv's interpreter inspected (a
+    full lock: every pinned package at its version)."""
+
+    def run(python_exe: str):
+        from stackresolve.check import FACTS, check_full_lock, check_lock
+        from stackresolve.check import render_text as check_text
+
+        machine = detect_machine(python_exe=python_exe)
+        if lock is None:
+            result = check_full_lock(target.pins, machine)
+            ok = result.matches and not result.not_checked
+            lines = [f"{d.component}: expected {d.expected}, found {d.found}" for d in result.differences] or \
+                [f"every one of the {len(target.pins)} pinned packages is installed at its version"]
+            return ok, tuple(lines)
+        result = check_lock(lock, kb, machine, frozenset(FACTS))
+        return result.matches, tuple(line.strip() for line in check_text(lock, result).splitlines()[1:])
+
+    return run
+
+
+@export_app.command()
+def export(
+    lock_file: str = typer.Argument("stackresolve.lock", help="The lock file written by `plan --format lock`."),
+    out: Optional[str] = typer.Option(None, "-o", "--output", help="Write to this file instead of stdout."),
+) -> None:
+    """Print a lock's requirements file (index option first), for `pip install -r` or `uv pip install -r`."""
+    from stackresolve.emit.header import one_line
+    from stackresolve.install.run import requirements_text
+    from stackresolve.install.target import from_lock_document
+    from stackresolve.lock import parse_lock
+    from stackresolve.request import InputError
+
+    text = read_input(lock_file, LOCK_LIMIT, what="lock file").text
+    try:
+        locked = parse_lock(text, lock_file)  # a full lock or anything else: its own one-line message
+        import json
+
+        target = from_lock_document(json.loads(text), text, lock_file)
+    except InputError as exc:
+        fail(str(exc))
+    header = f"# {locked.label}: the requirements of {lock_file} for Python {target.python_range} (stackresolve export)"
+    output(f"{one_line(header)}\n" + "".join(f"{one_line(l)}\n" for l in
+                                            requirements_text(target, "pip").splitlines()), out)
+    raise typer.Exit(Exit.OK)

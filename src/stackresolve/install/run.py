@@ -1,0 +1,366 @@
+"""`stackresolve install`: a virtual environment with the plan's Python, the plan's packages installed (uv when it is
+there, pip otherwise), then proof: the framework imports in it and, for a GPU plan, sees a GPU; `check` agrees.
+
+    report = install(target, options, runner=..., check=..., progress=...)
+
+The folder: a new or empty one is made into the venv; one that holds a venv this command made (its marker file) is
+installed into again; any other non-empty folder is refused unless --reuse names an existing venv. The marker
+`.stackresolve-install.json` is written first with "complete": false and rewritten with "complete": true only after
+every check held, so an interrupted or failed install never looks complete; a venv this run created is removed
+when the run fails or is interrupted.
+
+Every subprocess goes through the injected runner (detect.runner's contract, with a timeout per step).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from stackresolve.detect.runner import CommandNotFound, CommandOutputTooLarge, CommandTimeout
+from stackresolve.install.python import FoundPython, download_python, find_python, interpreter
+from stackresolve.install.target import InstallTarget
+from stackresolve.request import InputError
+
+MARKER = ".stackresolve-install.json"
+MARKER_SCHEMA = "stackresolve/install-marker@1"
+TIMEOUTS = {"venv": 300.0, "install": 3600.0, "import": 600.0}
+INSTALLERS = ("auto", "uv", "pip")
+TAIL_LINES = 12
+
+
+class InstallFailed(Exception):
+    """A step failed: which one, what it said (one line), and the tool's own last lines."""
+
+    def __init__(self, step: str, message: str, tail: tuple[str, ...] = (), code: int = 1):
+        super().__init__(f"{step}: {message}")
+        self.step = step
+        self.message = message
+        self.tail = tail
+        self.code = code
+
+
+@dataclass(frozen=True)
+class InstallOptions:
+    venv: Path
+    installer: str = "auto"  # auto | uv | pip
+    reuse: bool = False
+    python: str | None = None  # --python X.Y: only this minor
+    python_exe: str | None = None  # --python-exe: this interpreter
+    python_download: bool = False  # uv may download a managed CPython
+    index_url: str | None = None
+    find_links: tuple[str, ...] = ()
+    no_index: bool = False
+
+
+@dataclass
+class InstallReport:
+    target: InstallTarget
+    venv: Path
+    python: FoundPython | None = None
+    installer: str = ""
+    seconds: dict[str, float] = field(default_factory=dict)
+    imported: dict | None = None  # the import check's JSON
+    check_ok: bool | None = None
+    check_lines: tuple[str, ...] = ()
+    findings: list[str] = field(default_factory=list)  # what does not hold, one line each
+    created: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def to_json(self) -> dict:
+        return {"schema": "stackresolve/install@1", "ok": self.ok, "target": self.target.label,
+                "venv": str(self.venv), "installer": self.installer,
+                "python": {"version": self.python.version, "executable": self.python.executable,
+                           "found_by": self.python.how} if self.python else None,
+                "import_check": self.imported, "gpu_stack": self.target.gpu,
+                "check": {"ok": self.check_ok, "lines": list(self.check_lines)},
+                "findings": list(self.findings), "seconds": {k: round(v, 2) for k, v in self.seconds.items()}}
+
+
+def venv_python(venv: Path) -> Path:
+    return venv / "Scripts" / "python.exe" if os.name == "nt" else venv / "bin" / "python"
+
+
+def read_marker(venv: Path) -> dict | None:
+    try:
+        doc = json.loads((venv / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) and doc.get("schema") == MARKER_SCHEMA else None
+
+
+def _write_marker(venv: Path, report: InstallReport, complete: bool) -> None:
+    from stackresolve.files import atomic_write
+
+    atomic_write(venv / MARKER, json.dumps({"schema": MARKER_SCHEMA, "complete": complete,
+                                            "target": report.target.label,
+                                            "python": report.python.version if report.python else None,
+                                            "installer": report.installer,
+                                            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                                            if complete else None}, indent=2) + "\n")
+
+
+def prepare_folder(options: InstallOptions) -> bool:
+    """Check the folder before anything is touched; True when this run will create the venv. InputError (exit 2)
+    for a folder it must not install into."""
+    venv = options.venv
+    if venv.exists() and not venv.is_dir():
+        raise InputError(f"--venv {str(venv)!r}: exists and is not a folder")
+    if not venv.exists() or not any(venv.iterdir()):
+        return True
+    if read_marker(venv) is not None:
+        return False  # a venv this command made: installed into again
+    if not (venv / "pyvenv.cfg").is_file():
+        raise InputError(f"--venv {str(venv)!r}: the folder is not empty and is not a virtual environment; name a new "
+                         f"or empty folder")
+    if not options.reuse:
+        raise InputError(f"--venv {str(venv)!r}: the folder holds a virtual environment stackresolve did not make; "
+                         f"pass --reuse to install into it, or name a new folder")
+    return False
+
+
+def _tail(*texts: str) -> tuple[str, ...]:
+    lines = [line.rstrip() for text in texts for line in (text or "").splitlines() if line.strip()]
+    return tuple(lines[-TAIL_LINES:])
+
+
+def _run(runner, step: str, argv: list[str], timeout: float) -> str:
+    """Run one step's command; InstallFailed with the command's last lines when it fails."""
+    try:
+        rc, out, err = runner(argv, timeout)
+    except CommandNotFound as exc:
+        raise InstallFailed(step, f"cannot start {Path(argv[0]).name} ({exc})") from None
+    except CommandTimeout as exc:
+        raise InstallFailed(step, f"{Path(argv[0]).name} did not finish within {timeout:.0f} s",
+                            _tail(exc.stdout, exc.stderr)) from None
+    except CommandOutputTooLarge as exc:
+        raise InstallFailed(step, f"{Path(argv[0]).name} printed more than {exc.limit} bytes; stopped",
+                            _tail(exc.stdout, exc.stderr)) from None
+    if rc != 0:
+        raise InstallFailed(step, f"{Path(argv[0]).name} exited with {rc}", _tail(out, err))
+    return out
+
+
+def choose_installer(options: InstallOptions, uv: str | None) -> str:
+    if options.installer == "uv" and uv is None:
+        raise InputError("--installer uv: uv was not found; pip install 'stackresolve[install]' or put uv on PATH, "
+                         "or use --installer pip")
+    return "uv" if options.installer in ("auto", "uv") and uv else "pip"
+
+
+def uv_index_options(target: InstallTarget, options: InstallOptions) -> list[str]:
+    """uv reads no pip configuration: the index is named on the command line (the stack's own, or pip's)."""
+    from stackresolve.fulllock import uv_index_options as stack_index
+
+    if options.no_index:
+        return ["--no-index", *[w for f in options.find_links for w in ("--find-links", f)]]
+    from stackresolve.index import index_url
+
+    argv = stack_index(target.index_args, index_url(options.index_url))
+    return [*argv, *[w for f in options.find_links for w in ("--find-links", f)]]
+
+
+def pip_index_options(options: InstallOptions) -> list[str]:
+    """pip reads its own configuration and the requirements file's index lines; only what was asked is added."""
+    argv = ["--no-index"] if options.no_index else (["--index-url", options.index_url] if options.index_url else [])
+    return [*argv, *[w for f in options.find_links for w in ("--find-links", f)]]
+
+
+def requirements_text(target: InstallTarget, installer: str) -> str:
+    """The file the installer reads: a full lock as it is; otherwise the plan's lines (pip gets the stack's index
+    option in the file, as the pip plan writes it; uv gets it on the command line)."""
+    if target.hashed:
+        return target.file_text
+    index = [" ".join(target.index_args[i:i + 2]) for i in range(0, len(target.index_args), 2)] \
+        if installer == "pip" else []
+    return "\n".join([*index, *target.requirements]) + "\n"
+
+
+def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str | None,
+            check: Callable[[str], tuple[bool, tuple[str, ...]]] | None = None,
+            progress: Callable[[str], None] = lambda _msg: None, env=None) -> InstallReport:
+    """Install `target` into options.venv and verify it. Raises InputError (bad input: nothing touched),
+    InstallFailed (a step failed; a venv this run created is removed), KeyboardInterrupt (likewise)."""
+    from stackresolve.plan.pip import pip_upgrade
+
+    if target.pip_first:
+        raise InputError(f"this lock installs {', '.join(target.pip_first)} first, which no longer installs with "
+                         f"current pip (NVIDIA/tensorflow#74); make the lock again with this stackresolve, whose "
+                         f"locks name NVIDIA's index directly")
+    if target.file_kind == "pylock.toml" and options.installer == "pip":
+        raise InputError("--installer pip: pip cannot install a pylock.toml; use uv (--installer uv)")
+    created = prepare_folder(options)
+    installer = choose_installer(options, uv)
+    if target.file_kind == "pylock.toml" and installer != "uv":
+        raise InputError("a pylock.toml is installed with uv, which was not found: pip install 'stackresolve[install]'")
+    report = InstallReport(target, options.venv, installer=installer, created=created)
+    started = time.monotonic()
+
+    def timed(name: str, since: float) -> float:
+        now = time.monotonic()
+        report.seconds[name] = now - since
+        return now
+
+    progress(f"finding Python {options.python or target.python_range}")
+    report.python = _find(target, options, runner, uv, env)
+    t = timed("python", started)
+    python = venv_python(options.venv)
+    try:
+        if created or not python.exists():
+            progress(f"creating {options.venv} with Python {report.python.version} ({installer})")
+            argv = [uv, "venv", "--python", report.python.executable, "--no-config", str(options.venv)] \
+                if installer == "uv" else [report.python.executable, "-m", "venv", str(options.venv)]
+            _run(runner, "creating the venv", argv, TIMEOUTS["venv"])
+            if not python.exists():
+                raise InstallFailed("creating the venv", f"{python} was not made")
+        _write_marker(options.venv, report, complete=False)
+        t = timed("venv", t)
+        progress(f"installing {target.label} ({installer})")
+        with tempfile.TemporaryDirectory(prefix="stackresolve-install-") as scratch:
+            name = "pylock.toml" if target.file_kind == "pylock.toml" else "requirements.txt"
+            requirements = Path(scratch) / name
+            requirements.write_text(requirements_text(target, installer), encoding="utf-8")
+            hashed = ["--require-hashes", "--no-deps"] if target.file_kind == "requirements.txt" else []
+            if installer == "uv":
+                argv = [uv, "pip", "install", "--python", str(python), "--no-config", *uv_index_options(target, options),
+                        *hashed, "-r", str(requirements)]
+            else:
+                upgrade = pip_upgrade(report.python.minor).strip('"')
+                _run(runner, "upgrading pip in the venv", [str(python), "-m", "pip", "install",
+                     "--disable-pip-version-check", "--upgrade", *pip_index_options(options), upgrade],
+                     TIMEOUTS["install"])
+                argv = [str(python), "-m", "pip", "install", "--disable-pip-version-check",
+                        *pip_index_options(options), *hashed, "-r", str(requirements)]
+            _run(runner, f"installing with {installer}", argv, TIMEOUTS["install"])
+        t = timed("install", t)
+        _verify(report, runner, python, check, progress)
+        timed("verify", t)
+        if report.ok:
+            _write_marker(options.venv, report, complete=True)
+    except BaseException:
+        if created:
+            shutil.rmtree(options.venv, ignore_errors=True)
+        raise
+    report.seconds["total"] = time.monotonic() - started
+    return report
+
+
+def _find(target: InstallTarget, options: InstallOptions, runner, uv: str | None, env) -> FoundPython:
+    """The interpreter for the venv, or InstallFailed naming how to get one (nothing was touched yet)."""
+    from stackresolve.knowledge.python_sources import how_to_get_line, python_sources
+
+    wanted = (options.python,) if options.python else target.pythons
+    if options.python and options.python not in target.pythons:
+        raise InputError(f"--python {options.python}: {target.label} has wheels for Python {target.python_range}")
+    if options.python_exe:
+        found = interpreter(runner, options.python_exe)
+        if found is None:
+            raise InputError(f"--python-exe {options.python_exe!r}: does not run as Python")
+        if found.minor not in target.pythons:
+            raise InputError(f"--python-exe {options.python_exe!r} is Python {found.version}; {target.label} has "
+                             f"wheels for Python {target.python_range}")
+        return found
+    found = find_python(wanted, target.os, runner, env=env, uv=uv)
+    if found is None and options.python_download and uv:
+        for version in wanted:
+            found = download_python(version, uv, runner)
+            if found:
+                break
+    if found is None:
+        version = wanted[0]
+        ubuntu = _ubuntu_release()
+        sources = python_sources(version, target.os, ubuntu=ubuntu)
+        download = " (or let uv download it: --python-download)" if uv and any(s.method == "uv" for s in sources) \
+            else ""
+        raise InstallFailed("finding Python", f"no Python {' or '.join(wanted)} on this machine ({target.label} has "
+                                              f"wheels for Python {target.python_range}); "
+                                              f"{how_to_get_line(version, sources)}{download}; then run this again, "
+                                              f"or name it with --python-exe")
+    return found
+
+
+def _ubuntu_release() -> str | None:
+    """This machine's Ubuntu release ("22.04"), to name only the apt route that works here."""
+    try:
+        text = Path("/etc/os-release").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    fields = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+    if fields.get("ID", "").strip('"') != "ubuntu":
+        return None
+    return fields.get("VERSION_ID", "").strip('"') or None
+
+
+def _verify(report: InstallReport, runner, python: Path, check, progress) -> None:
+    """The framework imports (and sees a GPU, for a GPU stack); then `check` against the venv's interpreter."""
+    from stackresolve.install import _importcheck
+
+    target = report.target
+    if target.framework is not None:
+        progress(f"checking that {target.framework.display} imports")
+        code = Path(_importcheck.__file__).read_text(encoding="utf-8")
+        out = _run(runner, "the import check", [str(python), "-c", code, target.framework.value], TIMEOUTS["import"])
+        line = next((l for l in reversed(out.splitlines()) if l.startswith(_importcheck.MARKER)), None)
+        try:
+            report.imported = json.loads(line[len(_importcheck.MARKER):]) if line else None
+        except ValueError:
+            report.imported = None
+        if not isinstance(report.imported, dict):
+            report.findings.append(f"the import check printed no result ({_tail(out)[-1:] or 'no output'})")
+        elif report.imported.get("error"):
+            report.findings.append(f"{target.framework.display} does not import: {report.imported['error']}"
+                                   + _system_cuda_hint(target))
+        elif target.gpu and not report.imported.get("gpus"):
+            report.findings.append(f"{target.framework.display} imports but sees no GPU; this is a GPU plan (is the "
+                                   f"driver loaded? `stackresolve doctor --python-exe {python}` says why)"
+                                   + _system_cuda_hint(target))
+    if check is not None:
+        progress("checking the venv against the lock")
+        report.check_ok, report.check_lines = check(str(python))
+        if not report.check_ok:
+            report.findings.append("check: the venv does not match the lock")
+
+
+def _system_cuda_hint(target: InstallTarget) -> str:
+    if not target.system_cuda:
+        return ""
+    return (f"; this stack loads {target.system_cuda} from the system, which pip does not install: install them "
+            f"with the plan's --format apt (Ubuntu), conda or powershell (Windows)")
+
+
+def render_text(report: InstallReport) -> str:
+    from stackresolve.emit.header import one_line as printable  # tool text never reaches the terminal raw
+
+    py = report.python
+    lines = [f"stackresolve install: {report.target.label} into {report.venv}"]
+    if py:
+        lines.append(f"  python    {py.version} ({py.how}: {printable(py.executable)})")
+    lines.append(f"  installer {report.installer}" + (f", {report.seconds['install']:.1f} s"
+                                                      if "install" in report.seconds else ""))
+    imported = report.imported
+    if imported and not imported.get("error"):
+        build = ", ".join(f"{k} {imported[k]}" for k in ("cuda", "cudnn") if imported.get(k)) or "no CUDA build info"
+        gpus = imported.get("gpus") or []
+        seen = f"sees {len(gpus)} GPU(s): {printable(', '.join(map(str, gpus)))}" if gpus else \
+            ("no GPU visible" + (": a CPU plan, as planned" if not report.target.gpu else ""))
+        lines.append(f"  import    {report.target.framework.display} {printable(str(imported.get('version')))} "
+                     f"imports ({build}); {seen}")
+    for line in report.check_lines:
+        lines.append(f"  check     {printable(line)}")
+    for finding in report.findings:
+        lines.append(f"error: {printable(finding)}")
+    if report.ok:
+        activate = report.venv / ("Scripts\\activate" if os.name == "nt" else "bin/activate")
+        lines.append(f"verified in {report.seconds.get('total', 0):.1f} s; activate with: "
+                     + (str(activate) if os.name == "nt" else f"source {activate}"))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,195 @@
+"""`stackresolve install` end to end, offline: a real lock (`plan --format lock`), wheels the test builds, a fresh venv
+made by uv and by pip, the import check and `check` inside it; the folder rules; failures and Ctrl-C leave nothing
+that looks complete; `export` prints the lock's requirements."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stackresolve.install.run import MARKER, InstallFailed, InstallOptions, install, read_marker
+from stackresolve.install.target import read_target
+from stackresolve.model.enums import Os
+
+from .wheels import wheels_for
+
+HERE_PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
+# A TensorFlow line with CPU wheels for the Python running the tests (tensorflow_wheels.toml: 2.15 has cp39-cp311,
+# 2.16 cp39-cp312, 2.20 cp39-cp313).
+TF_FOR_PYTHON = {"3.10": "2.15", "3.11": "2.15", "3.12": "2.16", "3.13": "2.20"}
+CLI = [sys.executable, "-c", "import sys; from stackresolve.cli import main; sys.argv[0] = 'stackresolve'; main()"]
+
+
+def stackresolve(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STACKRESOLVE_")}
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=600, cwd=cwd, env=env)
+
+
+def uv_available() -> bool:
+    from stackresolve.fulllock import LockUnavailable, uv_binary
+
+    try:
+        uv_binary()
+    except LockUnavailable:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def cpu_lock(tmp_path_factory) -> tuple[Path, Path]:
+    """A TF CPU lock for this Python, and a folder of wheels for every requirement it names."""
+    if HERE_PYTHON not in TF_FOR_PYTHON:
+        pytest.skip(f"no TensorFlow CPU line is planned here for Python {HERE_PYTHON}")
+    folder = tmp_path_factory.mktemp("lock")
+    lock = folder / "stackresolve.lock"
+    done = stackresolve("plan", "--no-detect", "--tf", TF_FOR_PYTHON[HERE_PYTHON], "--cpu", "--os", "linux",
+                        "--python", HERE_PYTHON, "--format", "lock", "-o", str(lock))
+    assert done.returncode == 0, done.stderr
+    lines = [l for l in json.loads(lock.read_text())["pip"] if not l.startswith("-")]
+    return lock, wheels_for(lines, folder / "wheels")
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_a_lock_installs_into_a_fresh_venv_and_is_verified(cpu_lock, tmp_path, installer):
+    if installer == "uv" and not uv_available():
+        pytest.skip("uv is not installed (pip install 'stackresolve[install]')")
+    lock, wheels = cpu_lock
+    venv = tmp_path / "venv"
+    done = stackresolve("install", str(lock), "--venv", str(venv), "--installer", installer, "--no-index",
+                        "--find-links", str(wheels), "--python-exe", sys.executable, "--format", "json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    version = json.loads(lock.read_text())["stack"]["framework"]["version"]
+    assert report["ok"] and report["installer"] == installer
+    assert report["import_check"]["version"] == version and report["import_check"]["gpus"] == []
+    assert report["check"] == {"ok": True, "lines": ["this machine matches the lock"]}
+    assert read_marker(venv)["complete"] is True
+    # the venv really holds the planned TensorFlow
+    python = venv / "bin" / "python"
+    out = subprocess.run([str(python), "-c", "import tensorflow; print(tensorflow.__version__)"], capture_output=True,
+                         text=True, timeout=60)
+    assert out.stdout.strip() == version
+    # the text report says what was verified; without a terminal no progress lines reach stderr
+    again = stackresolve("install", str(lock), "--venv", str(venv), "--installer", installer, "--no-index",
+                         "--find-links", str(wheels), "--python-exe", sys.executable)
+    assert again.returncode == 0, again.stderr
+    assert f"TensorFlow {version} imports" in again.stdout and "no GPU visible: a CPU plan, as planned" in again.stdout
+    assert again.stderr == ""
+
+
+def test_a_folder_that_is_not_a_venv_is_refused_before_anything_is_touched(cpu_lock, tmp_path):
+    lock, wheels = cpu_lock
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    done = stackresolve("install", str(lock), "--venv", str(folder), "--no-index", "--find-links", str(wheels))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "not empty and is not a virtual environment" in done.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
+
+
+def test_a_venv_stackresolve_did_not_make_needs_reuse(cpu_lock, tmp_path):
+    lock, wheels = cpu_lock
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    refused = stackresolve("install", str(lock), "--venv", str(venv), "--no-index", "--find-links", str(wheels),
+                           "--python-exe", sys.executable)
+    assert refused.returncode == 2 and "pass --reuse" in refused.stderr
+    if not uv_available():
+        pytest.skip("the install itself needs uv here (the venv has no pip)")
+    reused = stackresolve("install", str(lock), "--venv", str(venv), "--reuse", "--no-index", "--find-links",
+                          str(wheels), "--python-exe", sys.executable, "--installer", "uv")
+    assert reused.returncode == 0, reused.stdout + reused.stderr
+
+
+def test_a_failed_install_names_its_step_and_removes_the_venv_it_made(cpu_lock, tmp_path):
+    lock, _ = cpu_lock
+    empty = tmp_path / "no-wheels"
+    empty.mkdir()
+    venv = tmp_path / "venv"
+    done = stackresolve("install", str(lock), "--venv", str(venv), "--no-index", "--find-links", str(empty),
+                        "--python-exe", sys.executable)
+    assert done.returncode == 1
+    first, *tail = done.stderr.splitlines()
+    assert first.startswith("stackresolve: error: installing with ") and "exited with" in first
+    assert tail and all(line.startswith("  | ") for line in tail)  # the installer's own last lines
+    assert "Traceback" not in done.stderr
+    assert not venv.exists()
+
+
+class InterruptingRunner:
+    """The real runner, except that the install step is interrupted (Ctrl-C) as it starts."""
+
+    def __init__(self):
+        from stackresolve.detect.runner import SubprocessRunner
+
+        self.real = SubprocessRunner()
+
+    def __call__(self, argv, timeout):
+        if "install" in argv and ("pip" in argv or "-m" in argv):
+            raise KeyboardInterrupt
+        return self.real(argv, timeout)
+
+
+def test_ctrl_c_leaves_nothing_that_looks_complete(cpu_lock, tmp_path):
+    lock, wheels = cpu_lock
+    target = read_target(lock.read_text(), str(lock), None, Os.LINUX)
+    fresh = tmp_path / "fresh"
+    options = InstallOptions(venv=fresh, installer="pip", python_exe=sys.executable, no_index=True,
+                             find_links=(str(wheels),))
+    with pytest.raises(KeyboardInterrupt):
+        install(target, options, runner=InterruptingRunner(), uv=None)
+    assert not fresh.exists()  # the venv this run created is gone
+    # a venv that is reused stays, but its marker says the install did not complete
+    reused = tmp_path / "reused"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(reused)], check=True, timeout=120)
+    options = InstallOptions(venv=reused, installer="pip", reuse=True, python_exe=sys.executable, no_index=True,
+                             find_links=(str(wheels),))
+    with pytest.raises(KeyboardInterrupt):
+        install(target, options, runner=InterruptingRunner(), uv=None)
+    assert (reused / MARKER).exists() and read_marker(reused)["complete"] is False
+
+
+def test_export_prints_the_lock_requirements_file(cpu_lock):
+    lock, _ = cpu_lock
+    done = stackresolve("export", str(lock))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(lock.read_text())
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("# tensorflow==") and f"for Python {HERE_PYTHON}" in lines[0]
+    assert lines[1:] == doc["pip"]
+
+
+def test_export_refuses_what_is_not_a_lock(tmp_path):
+    junk = tmp_path / "junk.lock"
+    junk.write_text('{"schema": "something/else"}')
+    done = stackresolve("export", str(junk))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "not a stackresolve lock" in done.stderr
+
+
+def test_no_python_for_the_lock_stops_before_anything_is_made(tmp_path):
+    """TF 1.15.5 has wheels for Python 3.6-3.7 only; a machine with neither gets the ways to get 3.7, exit 1."""
+    lock = tmp_path / "tf115.lock"
+    done = stackresolve("plan", "--no-detect", "--tf", "1.15", "--cpu", "--os", "linux", "--format", "lock", "-o",
+                        str(lock))
+    assert done.returncode == 0, done.stderr
+    target = read_target(lock.read_text(), str(lock), None, Os.LINUX)
+    assert target.pythons == ("3.7", "3.6")
+    venv = tmp_path / "venv"
+
+    def nothing_runs(argv, timeout):
+        from stackresolve.detect.runner import CommandNotFound
+
+        raise CommandNotFound(argv[0])
+
+    with pytest.raises(InstallFailed) as failed:
+        install(target, InstallOptions(venv=venv), runner=nothing_runs, uv=None, env={"PATH": str(tmp_path)})
+    message = str(failed.value)
+    assert failed.value.step == "finding Python" and "no Python 3.7 or 3.6 on this machine" in message
+    assert "conda create -n py37 python=3.7" in message and "uv python install" not in message  # uv starts at 3.8
+    assert not venv.exists()
