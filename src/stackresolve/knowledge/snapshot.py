@@ -177,6 +177,10 @@ def store(data_digest: str, value, env=os.environ, kind: str = "core") -> None:
         pass
 
 
+def _is_ref(encoded) -> bool:
+    return type(encoded) is list and encoded[0] == REF
+
+
 def _plain_values(payload: bytes):
     if sys.version_info >= (3, 13):
         return marshal.loads(payload, allow_code=False)  # not even an inert code object
@@ -186,8 +190,9 @@ def _plain_values(payload: bytes):
 # Encoded form: a value that is not a list is plain data, used as it is (it holds no record and no list). A list
 # is tagged by its first item: a class number >= 0 is a record [n, values, i, j, ...] whose values at the indexes
 # i, j, ... are themselves encoded (the others are plain); REF is [REF, k], the k-th record already rebuilt (a
-# record met twice stays one object); TUPLE, LIST and DICT are containers holding records.
-TUPLE, LIST, DICT, REF = -1, -2, -3, -4
+# record met twice stays one object); TUPLE, LIST and DICT are containers holding records; REFS_TUPLE, REFS_LIST
+# ([tag, k, ...]) and REFS_DICT ([tag, keys, k, ...]) hold only records already rebuilt (the look-up tables).
+TUPLE, LIST, DICT, REF, REFS_TUPLE, REFS_LIST, REFS_DICT = -1, -2, -3, -4, -5, -6, -7
 PLAIN = (str, int, float, bool, type(None), bytes, frozenset)
 
 
@@ -223,11 +228,15 @@ class _Codec:
             items = [self.encode(item) for item in value]
             if kind is tuple and not any(tagged for _, tagged in items):
                 return value, False
+            if items and all(_is_ref(item) for item, _ in items):
+                return [REFS_TUPLE if kind is tuple else REFS_LIST, *(item[1] for item, _ in items)], True
             return [TUPLE if kind is tuple else LIST, *(item for item, _ in items)], True
         if kind is dict:
             pairs = [(self.encode(k), self.encode(v)) for k, v in value.items()]
             if not any(k[1] or v[1] for k, v in pairs):
                 return value, False
+            if not any(k[1] for k, _ in pairs) and all(_is_ref(v[0]) for _, v in pairs):
+                return [REFS_DICT, tuple(k[0] for k, _ in pairs), *(v[0][1] for _, v in pairs)], True
             return [DICT, *(part for k, v in pairs for part in (k[0], v[0]))], True
         number = self.numbers.get(kind)
         if number is None:
@@ -262,6 +271,12 @@ class _Codec:
             return record
         if tag == REF:
             return self.records[value[1]]
+        if tag == REFS_TUPLE:
+            return tuple(map(self.records.__getitem__, value[1:]))
+        if tag == REFS_LIST:
+            return list(map(self.records.__getitem__, value[1:]))
+        if tag == REFS_DICT:
+            return dict(zip(value[1], map(self.records.__getitem__, value[2:])))
         items = map(self.decode, value[1:])
         if tag == TUPLE:
             return tuple(items)
