@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase, normalize_gpu_name
 from stackresolve.knowledge.model import WHEEL_PLATFORMS, cc_tuple
+from stackresolve.model.numbers import parse_version, quoted
 from stackresolve.request import InputError
 
 GPU_PACKAGES = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-intel")
@@ -38,10 +39,9 @@ def gpus_json(kb: KnowledgeBase, search: str | None) -> str:
 
 
 def _line_of(kb: KnowledgeBase, version: str) -> str:
-    try:
-        v = Version(version)
-    except InvalidVersion:
-        raise InputError(f"show tf {version!r}: not a version; use a release line such as 1.15 or 2.10")
+    v = parse_version(version)
+    if v is None:
+        raise InputError(f"show tf {quoted(version)}: not a version; use a release line such as 1.15 or 2.10")
     line = f"{v.major}.{v.minor}"
     if kb.line(line) is None:
         known = sorted((l.version for l in kb.lines), key=Version)
@@ -118,10 +118,10 @@ def show_tf_text(kb: KnowledgeBase, version: str) -> str:
 
 # -- PyTorch and JAX ------------------------------------------------------------------------------------------
 def _framework_line(kb: KnowledgeBase, component: str, version: str, known: list[str]) -> str:
-    try:
-        v = Version(version)
-    except InvalidVersion:
-        raise InputError(f"show {component} {version!r}: not a version; use a release line such as {known[-1]}")
+    v = parse_version(version)
+    if v is None:
+        raise InputError(f"show {component} {quoted(version)}: not a version; use a release line such as "
+                         f"{known[-1]}")
     line = f"{v.major}.{v.minor}"
     if line not in known:
         raise InputError(f"show {component} {version!r}: unknown release line; known lines are {known[0]} ... "

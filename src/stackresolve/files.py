@@ -7,7 +7,8 @@
 - a symlink: followed, and its target is what gets replaced (the link stays a link);
 - anything else (a device such as /dev/null, a FIFO, /dev/stdout, a terminal): written straight into it, since
   renaming a file over it would replace the device node or break the pipe;
-- a directory: refused.
+- a directory: refused; a file this user may not write (a read-only file, another user's file in a shared folder):
+  refused, as `>` would refuse it, though the folder would allow the rename.
 Write errors (a full disk, a closed pipe, no permission) are OSError for the caller to turn into one line.
 """
 
@@ -24,8 +25,9 @@ def atomic_write(path: str | os.PathLike, text: str, *, executable: bool = False
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, executable: bool = False,
-                       mode: int | None = None) -> None:
-    """Write `data` to a temporary file beside `path`, flush it to disk, then rename it over `path`."""
+                       mode: int | None = None, owner: tuple[int, int] | None = None) -> None:
+    """Write `data` to a temporary file beside `path`, flush it to disk, then rename it over `path` (with the
+    owner and group of the file it replaces where this user may give them, as `>` would leave them)."""
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
@@ -33,6 +35,11 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, executable: bool
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        if owner is not None and hasattr(os, "chown"):
+            try:
+                os.chown(tmp, *owner)
+            except OSError:  # not root: the file becomes this user's, as a new file would
+                pass
         os.chmod(tmp, mode if mode is not None else _new_file_mode(executable))
         os.replace(tmp, target)
     except BaseException:
@@ -58,7 +65,12 @@ def write_output(path: str | os.PathLike, data: bytes, *, executable: bool = Fal
         return
     target = os.path.realpath(path)  # a symlink's target is replaced, not the link
     keep = stat.S_IMODE(info.st_mode) if info is not None else None
-    atomic_write_bytes(target, data, executable=executable, mode=keep)
+    if info is not None:
+        # The rename needs only the folder's permission; the file's own is what `>` obeys (a read-only file, another
+        # user's file in a shared folder). Opening it for writing, without truncating it, asks that very question.
+        os.close(os.open(target, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)))
+    atomic_write_bytes(target, data, executable=executable, mode=keep,
+                       owner=(info.st_uid, info.st_gid) if info is not None else None)
 
 
 def _new_file_mode(executable: bool) -> int:

@@ -265,14 +265,16 @@ def index_url(
 # --------------------------------------------------------------------------- HTTP
 
 
-def make_session(*, retries: int = 5, backoff_factor: float = 0.5) -> requests.Session:
+def make_session(*, retries: int = 5, backoff_factor: float = 0.5,
+                 deadline: float | None = None) -> requests.Session:
     """A ``requests.Session`` that retries connection errors and 429/5xx answers (honouring
-    Retry-After) through urllib3's ``Retry`` on a mounted ``HTTPAdapter``."""
+    Retry-After) through urllib3's ``Retry`` on a mounted ``HTTPAdapter``. With a ``deadline`` (a
+    ``time.monotonic()`` value) no retry starts, and no wait between retries lasts, past it."""
     import requests
     from requests.adapters import HTTPAdapter
-    from urllib3.util.retry import Retry
 
-    retry = Retry(
+    retry = _retry_class()(
+        deadline=deadline,
         total=retries,
         connect=retries,
         read=retries,
@@ -288,6 +290,48 @@ def make_session(*, retries: int = 5, backoff_factor: float = 0.5) -> requests.S
     session.mount("https://", adapter)
     session.mount("http://", adapter)
     return session
+
+
+@lru_cache(maxsize=1)
+def _retry_class():
+    """urllib3's Retry, stopped by a deadline (urllib3 copies a Retry for every attempt through ``new``)."""
+    import time
+
+    from urllib3.util.retry import Retry
+
+    class DeadlineRetry(Retry):
+        def __init__(self, *args, deadline: float | None = None, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.deadline = deadline
+
+        def new(self, **kwargs):
+            kwargs.setdefault("deadline", self.deadline)
+            return super().new(**kwargs)
+
+        def _left(self) -> float:
+            return float("inf") if self.deadline is None else self.deadline - time.monotonic()
+
+        def is_exhausted(self) -> bool:
+            return super().is_exhausted() or self._left() <= 0
+
+        def sleep(self, response=None) -> None:
+            after = self.get_retry_after(response) if self.respect_retry_after_header and response else None
+            time.sleep(max(0.0, min(after or self.get_backoff_time(), self._left())))
+
+    return DeadlineRetry
+
+
+def request_timeout(deadline: float | None) -> tuple[float, float]:
+    """The (connect, read) timeout of one request: the default, cut to what is left before `deadline`.
+    Raises TimeoutError when nothing is left."""
+    if deadline is None:
+        return DEFAULT_TIMEOUT
+    import time
+
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the deadline has passed")
+    return (min(DEFAULT_TIMEOUT[0], left), min(DEFAULT_TIMEOUT[1], left))
 
 
 def project_url(name: str, index: str) -> str:

@@ -90,17 +90,67 @@ class _Encoded:
 
 
 def decode(data: bytes) -> tuple[str, str]:
-    """(text, note): UTF-8 (with or without a byte-order mark), else UTF-16 with a byte-order mark, else UTF-8
-    with undecodable bytes replaced, said in the note."""
+    """(text, note): UTF-8 (with or without a byte-order mark); UTF-16 where the content is UTF-16; else UTF-8
+    with undecodable bytes replaced, said in the note.
+
+    The encoding is read from the content, not from a byte-order mark alone: FF FE may be junk before an ASCII
+    log, and a Windows log written by PowerShell `>` (UTF-16 with a mark) and then appended by cmd `>>` (one byte
+    a character) holds both. Each part is decoded as what it is (see _utf16_parts)."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return data.decode("utf-16", "replace"), "decoded as UTF-16 (byte-order mark)"
+    if b"\x00" in data:
+        parts = _utf16_parts(data)
+        if any(is_utf16 for is_utf16, _ in parts):
+            big_endian = data.startswith(b"\xfe\xff")
+            texts, bad = [], False
+            for is_utf16, chunk in parts:
+                if is_utf16:
+                    texts.append(chunk.decode("utf-16-be" if big_endian else "utf-16-le", "replace"))
+                else:
+                    try:
+                        texts.append(chunk.decode("utf-8").replace("\x00", ""))
+                    except UnicodeDecodeError:
+                        texts.append(chunk.decode("utf-8", "replace").replace("\x00", ""))
+                        bad = True
+            text = "".join(texts).removeprefix("\ufeff")
+            kinds = {is_utf16 for is_utf16, chunk in parts if chunk.strip(b"\x00")}
+            if kinds == {True}:
+                return text, "decoded as UTF-16"
+            return text, ("decoded part by part: UTF-16 and UTF-8 parts (a log written by PowerShell and appended "
+                          "by another program?)" + ("; undecodable bytes were replaced" if bad else ""))
     try:
         return data.decode("utf-8"), ""
     except UnicodeDecodeError as exc:
-        return data.decode("utf-8", "replace"), f"not UTF-8 (first bad byte at offset {exc.start}): undecodable " \
-                                                f"bytes were replaced"
+        note = f"not UTF-8 (first bad byte at offset {exc.start}): undecodable bytes were replaced"
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            note = "starts with a UTF-16 byte-order mark but is not UTF-16: read as UTF-8, " + note
+        return data.decode("utf-8", "replace"), note
+
+
+# Text of UTF-16 is a run of two-byte units whose high byte is 0 for every ASCII and Latin-1 character: "E\0r\0"
+# (little-endian, Windows) or "\0E\0r" (big-endian). Eight such characters in a row do not happen in UTF-8 text.
+_UTF16_RUNS = {False: r"(?:[^\x00]\x00){8,}", True: r"(?:\x00[^\x00]){8,}"}
+
+
+def _utf16_parts(data: bytes) -> list[tuple[bool, bytes]]:
+    """`data` cut into (is UTF-16, bytes) parts. The runs of UTF-16 are found by their zero bytes; a stretch
+    outside them is UTF-16 too (characters beyond Latin-1: "中" is 2D 4E) when it has an even length and no
+    one-byte line end, and one-byte text (UTF-8) otherwise: what cmd `>>` appends ends with its own line end."""
+    import re
+
+    big_endian = data.startswith(b"\xfe\xff")
+    body_start = 2 if data.startswith((b"\xff\xfe", b"\xfe\xff")) else 0
+    runs = [m.span() for m in re.compile(_UTF16_RUNS[big_endian].encode()).finditer(data, body_start)]
+    parts: list[tuple[bool, bytes]] = []
+    position = body_start
+    for start, end in [*runs, (len(data), len(data))]:
+        gap = data[position:start]
+        if gap:
+            parts.append((len(gap) % 2 == 0 and b"\n" not in gap.replace(b"\n\x00", b""), gap))
+        if end > start:
+            parts.append((True, data[start:end]))
+        position = end
+    return parts
 
 
 def _read_stream(stream, limit: int, keep_tail: bool) -> bytes:

@@ -13,10 +13,10 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from packaging.version import InvalidVersion, Version
 
 from stackresolve import __version__
 from stackresolve.model.enums import Delivery, Os
+from stackresolve.model.numbers import parse_version, quoted
 from stackresolve.model.stack import Resolution
 from stackresolve.request import InputError
 
@@ -112,10 +112,8 @@ class _Reader:
         value = self.get(doc, key, path, str, optional)
         if value is None:
             return None
-        try:
-            Version(value)
-        except InvalidVersion:
-            self.fail(f"{path}.{key}", f"is not a version ({value!r})")
+        if parse_version(value) is None:
+            self.fail(f"{path}.{key}", f"is not a version ({quoted(value)})")
         return value
 
     def versions(self, doc: dict, key: str, path: str) -> tuple[str, ...]:
@@ -123,10 +121,8 @@ class _Reader:
         for i, value in enumerate(values):
             if not isinstance(value, str):
                 self.fail(f"{path}.{key}[{i}]", "must be a string")
-            try:
-                Version(value)
-            except InvalidVersion:
-                self.fail(f"{path}.{key}[{i}]", f"is not a version ({value!r})")
+            if parse_version(value) is None:
+                self.fail(f"{path}.{key}[{i}]", f"is not a version ({quoted(value)})")
         return tuple(values)
 
 

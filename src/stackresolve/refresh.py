@@ -264,23 +264,27 @@ def fetch_wheels_toml(index: str | None = None, *, timeout: float = 300.0, worke
                       today: str | None = None, origin: str = "") -> tuple[str, list[dict[str, Any]]]:
     """Read the index and return (the tensorflow_wheels.toml text, its records). Raises
     idx.PackageIndexError (unreachable, refused), UnclassifiedWheels, RefreshTimeout."""
+    # One deadline for the whole refresh: every request's timeout is cut to what is left, and retries stop at it.
     deadline = time.monotonic() + timeout
     fetched = today or _dt.datetime.now(_dt.timezone.utc).date().isoformat()
     base = idx.index_url(index)
-    session = idx.make_session()
+    session = idx.make_session(deadline=deadline)
 
-    def before(what: str) -> None:
-        if time.monotonic() > deadline:
-            raise RefreshTimeout(f"stopped after {timeout:.0f} s (while reading {what})")
+    def within(what: str, read):
+        try:
+            return read(idx.request_timeout(deadline))
+        except (TimeoutError, idx.PackageIndexError):
+            if time.monotonic() >= deadline:
+                raise RefreshTimeout(f"stopped after {timeout:g} s (while reading {what})") from None
+            raise
 
     files = {}
     for package in PACKAGES:
-        before(f"/simple/{package}/")
-        files[package] = idx.project_files(package, index=base, session=session)
+        files[package] = within(f"/simple/{package}/", lambda limit, package=package: idx.project_files(
+            package, index=base, session=session, timeout=limit))
 
     def read_metadata(file: idx.IndexFile):
-        before(file.filename)
-        return idx.wheel_metadata(file, session=session)
+        return within(file.filename, lambda limit: idx.wheel_metadata(file, session=session, timeout=limit))
 
     records = build_records(files, fetched=fetched, read_metadata=read_metadata, workers=workers)
     return render_toml(fetched, records, origin), records

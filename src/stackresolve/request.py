@@ -14,6 +14,7 @@ from packaging.version import Version
 
 from stackresolve.knowledge.model import cc_tuple
 from stackresolve.model.enums import Arch, Framework, Os, Vendor
+from stackresolve.model.numbers import NUMBER, has_oversized_number, quoted
 
 if TYPE_CHECKING:  # pragma: no cover
     from stackresolve.detect.model import Machine
@@ -130,11 +131,13 @@ def parse_version_spec(text: str, framework: Framework = Framework.TENSORFLOW) -
         return SpecifierSet()
     if value.startswith(_OPERATORS):
         try:
+            if has_oversized_number(value):
+                raise InvalidSpecifier(value)
             return SpecifierSet(value)
         except InvalidSpecifier:
-            raise InputError(f"{flag} {text!r}: not a version specifier; use e.g. {examples} or latest")
-    if not re.fullmatch(r"\d+(\.\d+){0,3}(\.\*)?", value):
-        raise InputError(f"{flag} {text!r}: not a {framework.display} version; use e.g. {examples} or latest")
+            raise InputError(f"{flag} {quoted(text)}: not a version specifier; use e.g. {examples} or latest")
+    if not re.fullmatch(rf"{NUMBER}(\.{NUMBER}){{0,3}}(\.\*)?", value):
+        raise InputError(f"{flag} {quoted(text)}: not a {framework.display} version; use e.g. {examples} or latest")
     if value.endswith(".*") or value.count(".") >= 2:
         return SpecifierSet(f"=={value}")
     return SpecifierSet(f"=={value}.*")
@@ -146,13 +149,13 @@ def parse_tf_spec(text: str) -> SpecifierSet:
 
 def parse_python(text: str) -> str:
     value = text.strip()
-    match = re.fullmatch(r"(?:python|py|cp)?\s*(\d)\.?(\d{1,2})(?:\.\d+)?", value, re.IGNORECASE)
+    match = re.fullmatch(rf"(?:python|py|cp)?\s*([0-9])\.?([0-9]{{1,2}})(?:\.{NUMBER})?", value, re.IGNORECASE)
     if not match:
-        raise InputError(f"--python {text!r}: not a Python version; use major.minor, e.g. 3.7")
+        raise InputError(f"--python {quoted(text)}: not a Python version; use major.minor, e.g. 3.7")
     version = f"{match.group(1)}.{match.group(2)}"
     if version not in PYTHON_RELEASES:
         newest = PYTHON_RELEASES[-1]
-        raise InputError(f"--python {text!r}: there is no Python {version}; CPython releases are 2.0 ... 2.7 and "
+        raise InputError(f"--python {quoted(text)}: there is no Python {version}; CPython releases are 2.0 ... 2.7 and "
                          f"3.0 ... {newest}")
     return version
 
@@ -161,18 +164,18 @@ def parse_driver(text: str) -> str:
     """A driver version, or a bare branch ("580", as plans print a branch floor), which compares as the branch's
     first release: a floor inside the branch (580.65.06) then asks for the full version."""
     value = text.strip()
-    if not re.fullmatch(r"\d{2,4}\.\d{1,3}(\.\d{1,3})?|\d{3}", value):
-        raise InputError(f"--driver {text!r}: not an NVIDIA driver version; use e.g. 470.82.01, 535.98 or a branch "
+    if not re.fullmatch(r"[0-9]{2,4}\.[0-9]{1,3}(\.[0-9]{1,3})?|[0-9]{3}", value):
+        raise InputError(f"--driver {quoted(text)}: not an NVIDIA driver version; use e.g. 470.82.01, 535.98 or a branch "
                          f"such as 580")
     return value
 
 
 def parse_cc(text: str, known: list[str]) -> str:
     value = text.strip().removeprefix("sm_")
-    if re.fullmatch(r"\d{2,3}", value):  # "86" / "120" as in sm_86, sm_120
+    if re.fullmatch(r"[0-9]{2,3}", value):  # "86" / "120" as in sm_86, sm_120
         value = f"{value[:-1]}.{value[-1]}"
-    if not re.fullmatch(r"\d{1,2}\.\d", value):
-        raise InputError(f"--gpu-cc {text!r}: not a compute capability; use major.minor, e.g. 8.6")
+    if not re.fullmatch(r"[0-9]{1,2}\.[0-9]", value):
+        raise InputError(f"--gpu-cc {quoted(text)}: not a compute capability; use major.minor, e.g. 8.6")
     if value not in known:
         lower = [c for c in known if cc_tuple(c) < cc_tuple(value)]
         higher = [c for c in known if cc_tuple(c) > cc_tuple(value)]
@@ -187,28 +190,28 @@ def parse_os(text: str) -> Os:
                "ubuntu": "linux", "wsl": "wsl2"}
     value = aliases.get(value, value)
     if value not in Os.names():
-        raise InputError(f"--os {text!r}: unknown operating system; use one of {', '.join(Os.names())}")
+        raise InputError(f"--os {quoted(text)}: unknown operating system; use one of {', '.join(Os.names())}")
     return Os(value)
 
 
 def parse_arch(text: str) -> Arch:
     value = {"amd64": "x86_64", "x64": "x86_64"}.get(text.strip().lower(), text.strip().lower())
     if value not in Arch.names():
-        raise InputError(f"--arch {text!r}: unknown architecture; use one of {', '.join(Arch.names())}")
+        raise InputError(f"--arch {quoted(text)}: unknown architecture; use one of {', '.join(Arch.names())}")
     return Arch(value)
 
 
 def parse_vendor(text: str) -> Vendor | None:
     value = text.strip().lower()
     if value not in VENDOR_CHOICES:
-        raise InputError(f"--vendor {text!r}: use one of {', '.join(VENDOR_CHOICES)}")
+        raise InputError(f"--vendor {quoted(text)}: use one of {', '.join(VENDOR_CHOICES)}")
     return None if value == "any" else Vendor(value)
 
 
 def parse_version_flag(text: str, flag: str) -> str:
     value = text.strip()
-    if not re.fullmatch(r"\d+(\.\d+){1,3}", value):
-        raise InputError(f"{flag} {text!r}: not a version; use e.g. 10.0 or 7.6.5")
+    if not re.fullmatch(rf"{NUMBER}(\.{NUMBER}){{1,3}}", value):
+        raise InputError(f"{flag} {quoted(text)}: not a version; use e.g. 10.0 or 7.6.5")
     return value
 
 
@@ -219,7 +222,7 @@ def parse_cudnn_choice(kb: "KnowledgeBase", text: str) -> str:
     wanted = Version(value)
     if not any(Version(v).release[:len(wanted.release)] == wanted.release for v in known):
         minors = sorted({".".join(v.split(".")[:2]) for v in known}, key=Version)
-        raise InputError(f"--cudnn {text!r}: no cuDNN release {value} is known; known: {minors[0]} ... {minors[-1]}")
+        raise InputError(f"--cudnn {quoted(text)}: no cuDNN release {value} is known; known: {minors[0]} ... {minors[-1]}")
     return value
 
 
@@ -268,7 +271,7 @@ def validate_version(kb: "KnowledgeBase", framework: Framework, text: str) -> Sp
         hint = f"; closest: {closest}"
     except ValueError:
         hint = ""
-    raise InputError(f"{framework.flag} {text!r}: no {framework.display} release matches; known lines are "
+    raise InputError(f"{framework.flag} {quoted(text)}: no {framework.display} release matches; known lines are "
                      f"{lines[0]} ... {lines[-1]}{hint}")
 
 

@@ -19,6 +19,9 @@ def main() -> None:
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError):
             pass
+    from stackresolve.cli.terminal import guard_standard_streams
+
+    guard_standard_streams()  # nothing from a probe, a log or a file reaches the terminal as control characters
     try:
         code = app.main(prog_name="stackresolve", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -115,9 +115,17 @@ def knowledge():
     from stackresolve.knowledge.loader import KnowledgeError, knowledge as load
 
     try:
-        return load()
+        kb = load()
     except KnowledgeError as exc:
         fail(f"broken knowledge base: {exc}", Exit.FAILED)
+    for warning in kb.load_warnings:
+        if warning not in _WARNED:
+            _WARNED.add(warning)
+            typer.echo(f"stackresolve: warning: {one_line(warning)}", err=True)
+    return kb
+
+
+_WARNED: set[str] = set()  # each warning about the loaded data once per process
 
 
 def output(text: str, path: Optional[str], executable: bool = False) -> None:
@@ -126,6 +134,8 @@ def output(text: str, path: Optional[str], executable: bool = False) -> None:
     if path is None or path == "-":
         write_stdout(text)
         return
+    if not path.strip():
+        fail(f"-o {path!r}: no file named; give a file, or '-' for standard output")
     from stackresolve.files import write_output
 
     try:

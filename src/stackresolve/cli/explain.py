@@ -42,7 +42,7 @@ def explain(
     from stackresolve.explain import NOT_FIXED_BY_A_STACK, FixOverrides, explain_text, fix_request, render_text
     from stackresolve.knowledge.loader import KnowledgeError, error_knowledge
     from stackresolve.model.enums import Framework
-    from stackresolve.request import InputError, parse_driver, parse_os, validate_version
+    from stackresolve.request import InputError, parse_driver, parse_os, parse_version_spec, validate_version
 
     fmt = choice(fmt, fix_plan_formats(), "--format")
     notes: list[str] = []
@@ -64,6 +64,8 @@ def explain(
         for framework, value in ((Framework.PYTORCH, torch), (Framework.JAX, jax)):
             if value is not None:
                 validate_version(kb, framework, value)
+        if tf is not None:
+            parse_version_spec(tf, Framework.TENSORFLOW)  # a version, whether or not a release has it
         overrides = FixOverrides(tf=tf, gpu=gpu, driver=parse_driver(driver) if driver else None,
                                  os=parse_os(os).value if os else None, torch=torch, jax=jax)
         explanation = explain_text(text, error_knowledge())

@@ -16,7 +16,7 @@ def refresh(
 ) -> None:
     """Re-read the package index's TensorFlow wheel lists into the user cache (used while newer than shipped)."""
     from stackresolve import index as idx
-    from stackresolve.files import atomic_write
+    from stackresolve.files import atomic_write_bytes
     from stackresolve.knowledge.loader import refreshed_wheels_path
     from stackresolve.refresh import RefreshTimeout, UnclassifiedWheels, fetch_wheels_toml
 
@@ -31,8 +31,8 @@ def refresh(
     except (UnclassifiedWheels, RefreshTimeout) as exc:
         fail(f"refresh stopped: {exc}; the data in use stays as it was", Exit.FAILED)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, text)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        atomic_write_bytes(path, text.encode("utf-8"), mode=0o644)  # writable by no one else, or it is not used
     except OSError as exc:
         fail(f"cannot write {path} ({exc.strerror or exc})", Exit.NOT_WRITTEN)
     typer.echo(f"refreshed {len(records)} TensorFlow releases from the package index into {path}", err=True)

@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from stackresolve.model.numbers import is_dotted_version
+
 SYS_VERSION = "/sys/module/nvidia/version"
 PROC_VERSION = "/proc/driver/nvidia/version"
 
-_PROC_RE = re.compile(r"NVRM version:.*?Kernel Module(?:\s+for\s+\S+)?\s+(\d+(?:\.\d+)+)")
-_VERSION_RE = re.compile(r"^\d+(?:\.\d+)+$")
+_PROC_RE = re.compile(r"NVRM version:.*?Kernel Module(?:\s+for\s+\S+)?\s+([0-9]+(?:\.[0-9]+)+)")
 
 
 @dataclass
@@ -39,4 +40,4 @@ def parse_sys_version(text: str | None) -> str | None:
     if not text:
         return None
     v = text.strip()
-    return v if _VERSION_RE.match(v) else None
+    return v if is_dotted_version(v) else None

@@ -30,6 +30,8 @@ import time
 from dataclasses import replace
 from typing import Callable, Mapping
 
+from stackresolve.model.numbers import NUMBER, is_compute_capability, is_dotted_version, quoted
+
 from . import gpuchild, kernel, paths, smi
 from .fs import LocalFS
 from .model import DriverInfo, Finding, GpuInfo, Machine, ProbeRecord
@@ -55,8 +57,6 @@ GpuLookup = Callable[[str], object]
 # PciTable: returns {PCI device id: pci.ids name}; called at most once, when an NVIDIA PCI device was found
 PciTable = Callable[[], Mapping[int, str]]
 
-_VERSION_RE = re.compile(r"^\d+(?:\.\d+)+$")
-_CC_RE = re.compile(r"^\d+\.\d+$")
 
 
 class _Facts:
@@ -308,6 +308,7 @@ def _probe_smi(exe: str, runner, deadline: Deadline, facts: _Facts, records: lis
                 drv = next((r.driver_version for r in rows if r.driver_version), None)
                 if drv:
                     facts.driver["nvidia-smi"] = drv
+                _not_a_version(next((r.driver_raw for r in rows if r.driver_raw), None), "nvidia-smi", findings)
     xml_ok = False
     if not facts.first(facts.cuda, CUDA_PRIORITY)[0]:
         res = s.run("nvidia-smi-xml", smi.xml_argv(exe))
@@ -347,9 +348,22 @@ def _still_missing(facts: _Facts, header_read: bool) -> bool:
     return not gpus or any(not g["name"] or g["truncated"] for g in gpus)
 
 
+def _not_a_version(raw: str | None, probe: str, findings: list) -> None:
+    """A probe that prints something else where the driver version belongs is a finding, once per run."""
+    if raw is None or any(f.code == "driver-version-unreadable" for f in findings):
+        return
+    findings.append(Finding("warning", "driver-version-unreadable",
+                            f"{probe} printed the driver version as {quoted(raw)}, which is not a version: the "
+                            "driver version is taken as unknown",
+                            "check the NVIDIA driver install (nvidia-smi, dmesg); or set STACKRESOLVE_DRIVER",
+                            probe))
+
+
 def _apply_banner(b: smi.Banner, facts: _Facts, findings: list) -> None:
     if b.driver_version:
         facts.driver["nvidia-smi-banner"] = b.driver_version
+    else:
+        _not_a_version(smi.rejected(b.driver_raw), "nvidia-smi-banner", findings)
     if b.cuda_version:
         facts.cuda["nvidia-smi-banner"] = b.cuda_version
     elif b.cuda_raw and b.cuda_raw.upper().startswith("ERR"):
@@ -382,7 +396,7 @@ def _find_nvidia_smi(fs, env, system: str) -> str | None:
 def _apply_overrides(env, driver: DriverInfo | None, gpus: list[GpuInfo], findings: list):
     v = (env.get("STACKRESOLVE_DRIVER") or "").strip()
     if v:
-        if _VERSION_RE.match(v):
+        if is_dotted_version(v):
             if driver is None:
                 driver = DriverInfo(version=v, cuda_max=None, source="env:STACKRESOLVE_DRIVER")
             else:
@@ -392,11 +406,11 @@ def _apply_overrides(env, driver: DriverInfo | None, gpus: list[GpuInfo], findin
             findings.append(Finding("info", "override", f"driver version {v} from STACKRESOLVE_DRIVER", "",
                                     "env:STACKRESOLVE_DRIVER"))
         else:
-            findings.append(Finding("error", "bad-override", f"STACKRESOLVE_DRIVER={v!r} is not a driver version",
+            findings.append(Finding("error", "bad-override", f"STACKRESOLVE_DRIVER={quoted(v)} is not a driver version",
                                     "use a version such as 535.104.05 or 572.60", "env:STACKRESOLVE_DRIVER"))
     if "CONDA_OVERRIDE_CUDA" in env:
         v = (env.get("CONDA_OVERRIDE_CUDA") or "").strip()
-        if v and re.match(r"^\d+(\.\d+)?$", v):
+        if v and re.fullmatch(rf"{NUMBER}(\.{NUMBER})?", v):
             v = v if "." in v else v + ".0"
             if driver is None:
                 driver = DriverInfo(version=None, cuda_max=v, source="env:CONDA_OVERRIDE_CUDA",
@@ -412,7 +426,7 @@ def _apply_overrides(env, driver: DriverInfo | None, gpus: list[GpuInfo], findin
     v = (env.get("STACKRESOLVE_GPU_CC") or "").strip()
     if v:
         ccs = [c.strip() for c in v.split(",") if c.strip()]
-        if ccs and all(_CC_RE.match(c) for c in ccs):
+        if ccs and all(is_compute_capability(c) for c in ccs):
             src = "env:STACKRESOLVE_GPU_CC"
             if not gpus:
                 gpus = [GpuInfo(index=i, name=None, compute_capability=c, memory_mib=None, source=src,

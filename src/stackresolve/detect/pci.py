@@ -19,6 +19,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from stackresolve.model.numbers import is_compute_capability
+
 NVIDIA_VENDOR = 0x10DE
 SYSFS_DEVICES = "/sys/bus/pci/devices"
 DISPLAY_CLASSES = (0x0300, 0x0302)  # VGA compatible controller, 3D controller (class code >> 8)
@@ -182,7 +184,7 @@ def marketing_name(pci_name: str | None) -> str | None:
 def chip_family(pci_name: str | None) -> str | None:
     """"GP102 [...]" -> "GP", "TU104GL [...]" -> "TU", "GA107BM / GN20-P0 [...]" -> "GA": the letters NVIDIA's
     chip codes start with, which differ from one GPU generation to the next."""
-    m = re.match(r"^\s*([A-Za-z]+)\d", pci_name or "")
+    m = re.match(r"^\s*([A-Za-z]+)[0-9]", pci_name or "")
     return m.group(1).upper() if m else None
 
 
@@ -280,7 +282,7 @@ def _lookup(gpu_lookup, name: str) -> tuple[str, str] | None:
     if hit is None:
         return None
     cc = getattr(hit, "cc", None)
-    if not isinstance(cc, str) or not re.match(r"^\d+\.\d+$", cc):
+    if not isinstance(cc, str) or not is_compute_capability(cc):
         return None
     return str(getattr(hit, "name", name) or name), cc
 

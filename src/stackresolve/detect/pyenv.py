@@ -207,7 +207,7 @@ def _dotted(digits: str) -> str:
 # PyTorch's variant tags, as its wheel indexes name them in the local version ("2.5.1+cu124", "2.13.0+cpu",
 # "2.3.0.dev20240308+rocm6.0"); anything else after the "+" ("a0+git1234567", an NGC build's
 # "e000cf0ad9.nv24.10") is no variant, and the variant is derived from torch/version.py instead
-_TORCH_VARIANT = re.compile(r"^(cu\d{2,3}|cpu(?:\.cxx11\.abi)?|rocm[0-9][0-9a-z.]*|rocmsdk\d+|xpu)$")
+_TORCH_VARIANT = re.compile(r"^(cu[0-9]{2,3}|cpu(?:\.cxx11\.abi)?|rocm[0-9][0-9a-z.]*|rocmsdk[0-9]+|xpu)$")
 
 
 def torch_variant(version_py: dict | None, dist_version: str | None) -> str | None:
@@ -222,11 +222,11 @@ def torch_variant(version_py: dict | None, dist_version: str | None) -> str | No
     if not version_py:
         return None
     cuda = vp.get("cuda")
-    m = re.match(r"(\d+)\.(\d+)", cuda or "")
+    m = re.match(r"([0-9]{1,9})\.([0-9]{1,9})(?![0-9])", cuda or "")
     if m:
         return f"cu{m.group(1)}{m.group(2)}"
     for key in ("rocm", "hip"):
-        m = re.match(r"(\d+)\.(\d+)", vp.get(key) or "")
+        m = re.match(r"([0-9]{1,9})\.([0-9]{1,9})(?![0-9])", vp.get(key) or "")
         if m:
             return f"rocm{m.group(1)}.{m.group(2)}"
     if vp.get("xpu"):
@@ -246,7 +246,7 @@ def _pytorch(dists: list) -> list[FrameworkInfo]:
         gpu = cuda is not None
         source = "dist-info + torch/version.py"
     else:  # torch/version.py unreadable: only a "+cuXYZ" / "+cpu" local version says anything
-        m = re.fullmatch(r"cu(\d{2,3})", variant or "")
+        m = re.fullmatch(r"cu([0-9]{2,3})", variant or "")
         cuda = _dotted(m.group(1)) if m else None
         gpu = True if cuda else (False if variant else None)
         source = "dist-info"
@@ -261,7 +261,7 @@ def jaxlib_cuda(version: str | None) -> tuple[str | None, str | None]:
     """(CUDA, cuDNN) named by a GPU jaxlib's local version: "0.4.23+cuda12.cudnn89" -> ("12", "8.9"),
     "0.3.25+cuda11.cudnn805" -> ("11", "8.0.5"), the older "0.1.69+cuda111" -> ("11.1", None); (None, None) for a
     CPU jaxlib ("0.4.30")."""
-    m = re.fullmatch(r"cuda(\d+)(?:\.cudnn(\d+))?", _local(version))
+    m = re.fullmatch(r"cuda([0-9]{1,9})(?:\.cudnn([0-9]{1,9}))?", _local(version))
     if not m:
         return None, None
     cuda, cudnn = m.group(1), m.group(2)
@@ -273,7 +273,7 @@ def jaxlib_cuda(version: str | None) -> tuple[str | None, str | None]:
 
 def _release(version: str | None) -> tuple[int, ...] | None:
     """The dotted number a version starts with, as JAX compares them (jax/_src/lib/__init__.py)."""
-    m = re.match(r"[0-9]+(?:\.[0-9]+)*", version or "")
+    m = re.match(r"[0-9]{1,9}(?:\.[0-9]{1,9})*(?![0-9])", version or "")
     return tuple(int(x) for x in m.group(0).split(".")) if m else None
 
 

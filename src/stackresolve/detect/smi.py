@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-VERSION_RE = re.compile(r"^\d+(?:\.\d+)+$")
+from stackresolve.model.numbers import is_compute_capability, is_dotted_version
+
 
 # Query used by the CSV probe; the second form is the retry for drivers that refuse compute_cap (R470).
 CSV_FIELDS = ("index", "pci.bus_id", "name", "compute_cap", "driver_version", "memory.total")
@@ -46,21 +47,28 @@ _MISSING = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown er
 
 
 def clean_value(value: str | None) -> str | None:
-    """'[N/A]', 'N/A', 'ERR!', '[Not Supported]' ... -> None; otherwise the stripped value."""
+    """'[N/A]', 'N/A', 'ERR!', '[Not Supported]' ... -> None; otherwise the stripped value. Every value read from
+    nvidia-smi passes here: one with control characters (a terminal escape in a GPU name) is no value at all."""
     if value is None:
         return None
     v = value.strip()
-    if v.lower() in _MISSING:
+    if v.lower() in _MISSING or not v.isprintable():
         return None
     return v
 
 
 def clean_version(value: str | None) -> str | None:
     v = clean_value(value)
-    if v is None or not VERSION_RE.match(v):
+    if v is None or not is_dotted_version(v):
         return None
     return v
 
+
+
+def rejected(value: str | None) -> str | None:
+    """A value printed where a version belongs that is not one (for a finding), else None."""
+    v = (value or "").strip()
+    return v if v and v.lower() not in _MISSING and clean_version(v) is None else None
 
 
 def cuda_from_int(v) -> str | None:
@@ -78,7 +86,7 @@ def _to_int(value: str | None) -> int | None:
     v = clean_value(value)
     if v is None:
         return None
-    m = re.match(r"^(\d+)(?:\.\d+)?\s*(?:MiB)?$", v)
+    m = re.match(r"^([0-9]{1,9})(?:\.[0-9]{1,9})?\s*(?:MiB)?$", v)
     return int(m.group(1)) if m else None
 
 
@@ -104,6 +112,7 @@ class SmiGpu:
     memory_mib: int | None = None
     name_truncated: bool = False
     bus_id: str | None = None  # as printed ("00000000:01:00.0")
+    driver_raw: str | None = None  # the driver column as printed, when it is there but is no version
 
 
 # Header spellings of the columns we read; nvidia-smi prints the query names, older tools some long forms.
@@ -115,7 +124,7 @@ _COLUMN = {"index": "index", "name": "name", "gpu_name": "name", "compute_cap": 
 def _header_names(line: str) -> list[str] | None:
     """The column names when `line` is a CSV header ("name, memory.total [MiB]"), else None."""
     names = [re.sub(r"\s*\[[^\]]*\]\s*$", "", cell.strip()).lower() for cell in line.split(",")]
-    return names if any(n in _COLUMN for n in names) and not any(re.search(r"\d\.\d", n) for n in names) \
+    return names if any(n in _COLUMN for n in names) and not any(re.search(r"[0-9]\.[0-9]", n) for n in names) \
         else None
 
 
@@ -154,18 +163,17 @@ def parse_csv(text: str, fields: tuple[str, ...] | list[str] | None = None) -> l
         if "index" in row and index is None:
             continue  # not a row of ours (a message, garbage)
         cc = clean_value(row.get("compute_cap"))
-        if cc is not None and not re.match(r"^\d+\.\d+$", cc):
+        if cc is not None and not is_compute_capability(cc):
             cc = None
         mem = row.get("memory.total")
         name = clean_value(row.get("name"))
-        if name is not None and not name.isprintable():
-            name = None
         bus = clean_value(row.get("pci.bus_id"))
         out.append(SmiGpu(
             index=index,
             name=name,
             compute_capability=cc,
             driver_version=clean_version(row.get("driver_version")),
+            driver_raw=rejected(row.get("driver_version")),
             memory_mib=_to_int(mem.replace(" MiB", "")) if mem is not None else None,
             bus_id=bus if bus and parse_bus_id(bus) else None,
         ))
@@ -230,8 +238,7 @@ def parse_query(text: str) -> SmiQuery:
         if indent == 4:
             section = ""
             if key == "Product Name":
-                name = clean_value(value)
-                gpu.name = name if name and name.isprintable() else None
+                gpu.name = clean_value(value)
         elif key == "Total" and section == "FB Memory Usage":
             gpu.memory_mib = _to_int(value)
     return out
@@ -278,9 +285,9 @@ _TOOL_RE = re.compile(r"NVIDIA-SMI\s+(\S+)")
 _DRIVER_RE = re.compile(r"(Driver Version|KMD Version):\s*(\S+)")
 _CUDA_RE = re.compile(r"(CUDA UMD Version|CUDA Version):\s*(\S+)")
 # "|   0  NVIDIA GeForce RTX 4070        Off |   00000000:2D:00.0  On |" (Persistence-M or TCC/WDDM last)
-_GPU_ROW_RE = re.compile(r"^\|\s*(\d+)\s+(.+?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|")
+_GPU_ROW_RE = re.compile(r"^\|\s*([0-9]{1,9})\s+(.+?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|")
 _BANNER_BUS_RE = r"\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s"
-_MEM_RE = re.compile(r"(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
+_MEM_RE = re.compile(r"(?<![0-9])([0-9]{1,9})\s*MiB\s*/\s*([0-9]{1,9})\s*MiB")
 
 
 def parse_banner(text: str) -> Banner:
@@ -314,7 +321,7 @@ def parse_banner(text: str) -> Banner:
         row = _GPU_ROW_RE.match(stripped)
         if not row:
             continue
-        name = row.group(2).strip()
+        name = clean_value(row.group(2))
         mem = None
         # the memory column is on the next line ("|    816MiB /  6144MiB |"); "Not Supported" on Jetson
         for nxt in lines[i + 1:i + 3]:
@@ -326,5 +333,5 @@ def parse_banner(text: str) -> Banner:
                 break
         bus = re.search(_BANNER_BUS_RE, stripped[row.end() - 1:])
         b.gpus.append(SmiGpu(index=int(row.group(1)), name=name, memory_mib=mem,
-                             name_truncated=name.endswith("..."), bus_id=bus.group(1) if bus else None))
+                             name_truncated=bool(name and name.endswith("...")), bus_id=bus.group(1) if bus else None))
     return b

@@ -13,8 +13,8 @@ from .runner import CommandNotFound, CommandTimeout
 
 NVCC_TIMEOUT = 3.0
 
-_NVCC_RE = re.compile(r"release\s+(\d+\.\d+),\s*V(\d+(?:\.\d+)+)")
-_VERSION_TXT_RE = re.compile(r"CUDA Version\s+(\d+(?:\.\d+)+)")
+_NVCC_RE = re.compile(r"release\s+([0-9]{1,9}\.[0-9]{1,9}),\s*V([0-9]{1,9}(?:\.[0-9]{1,9})+)(?![0-9])")
+_VERSION_TXT_RE = re.compile(r"CUDA Version\s+([0-9]{1,9}(?:\.[0-9]{1,9})+)(?![0-9])")
 
 
 # --- parsers -------------------------------------------------------------------------------------------
@@ -53,7 +53,7 @@ def parse_cudnn_header(text: str | None) -> str | None:
         return None
     parts = []
     for name in ("CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL"):
-        m = re.search(r"#\s*define\s+" + name + r"\s+(\d+)", text)
+        m = re.search(r"#\s*define\s+" + name + r"\s+([0-9]{1,9})(?![0-9])", text)
         if not m:
             break
         parts.append(m.group(1))
@@ -62,13 +62,13 @@ def parse_cudnn_header(text: str | None) -> str | None:
 
 def cudnn_from_lib_name(name: str) -> str | None:
     """libcudnn.so.8.9.7 -> "8.9.7", libcudnn.so.8 -> "8", cudnn64_8.dll -> "8"; None otherwise."""
-    m = re.match(r"^libcudnn\.so\.(\d+(?:\.\d+)*)$", name)
+    m = re.match(r"^libcudnn\.so\.([0-9]{1,9}(?:\.[0-9]{1,9})*)$", name)
     if m:
         return m.group(1)
-    m = re.match(r"^cudnn64_(\d+)\.dll$", name, re.IGNORECASE)
+    m = re.match(r"^cudnn64_([0-9]{1,9})\.dll$", name, re.IGNORECASE)
     if m:
         return m.group(1)
-    m = re.match(r"^libcudnn\.(\d+(?:\.\d+)*)\.dylib$", name)
+    m = re.match(r"^libcudnn\.([0-9]{1,9}(?:\.[0-9]{1,9})*)\.dylib$", name)
     return m.group(1) if m else None
 
 
@@ -84,7 +84,7 @@ def parse_conda_meta_name(filename: str) -> tuple[str, str, str] | None:
 def _major_minor(v: str | None) -> str | None:
     if not v:
         return None
-    m = re.match(r"^(\d+)\.(\d+)", v)
+    m = re.match(r"^([0-9]{1,9})\.([0-9]{1,9})(?![0-9])", v)
     return f"{m.group(1)}.{m.group(2)}" if m else None
 
 
@@ -167,7 +167,7 @@ def probe_toolkits(fs, env, system: str, runner, conda_prefixes, pip_dists, reco
                 if parsed:
                     entry = {"version": parsed[0], "full_version": parsed[1], "source": "nvcc", "nvcc": parsed[1]}
         if entry is None and why.upper().startswith("ENV:CUDA_PATH_V"):
-            m = re.match(r"^CUDA_PATH_V(\d+)_(\d+)$", why[4:], re.IGNORECASE)
+            m = re.match(r"^CUDA_PATH_V([0-9]{1,9})_([0-9]{1,9})$", why[4:], re.IGNORECASE)
             if m:
                 entry = {"version": f"{m.group(1)}.{m.group(2)}", "full_version": None, "source": why}
         if entry is None or not entry.get("version"):

@@ -20,7 +20,9 @@ _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 
 
 # Compiled on first use (see cached_regex): importing this module compiles nothing.
-_ANSI = r"\x1b\[[0-9;]*[A-Za-z]"
+# Terminal escape sequences a log may carry (ECMA-48): CSI (colours), OSC (window title, clipboard writes) ended by
+# BEL or ST, and two-character escapes; they are noise to the scan and must never be printed back.
+_ANSI = r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])"
 
 
 # Any token that looks like a library file TF dlopens; only names in the [[library]] table count.

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from stackresolve.explain.scan import _LIBRARY_TOKEN, _Text, _clean
 from stackresolve.knowledge.errors import FRAMEWORK_NAMES, LibraryName, VersionHint, cached_regex
@@ -49,10 +49,9 @@ def _add(values: list[str], value: str) -> None:
 
 
 def _version(value: str) -> Version | None:
-    try:
-        return Version(value)
-    except InvalidVersion:
-        return None
+    from stackresolve.model.numbers import parse_version
+
+    return parse_version(value)  # None for what breaks the rule for numbers (a 5,000-digit "version" in a log)
 
 
 def _line_of_version(line: str) -> SpecifierSet | None:

@@ -54,16 +54,19 @@ class KnowledgeBase:
     # knowledge/install.py): the resolver needs these tables, not the install facts themselves.
     cudnn_tables: dict = field(default_factory=dict, repr=False, compare=False)
     # The install facts, loaded on first use by `install` (a callable, so the snapshot does not hold them).
-    install_loader: object = field(default=None, repr=False, compare=False)
-    _install: object = field(default=None, init=False, repr=False, compare=False)
+    install_loader: object = field(default=None, repr=False, compare=False, metadata={"snapshot": False})
+    _install: object = field(default=None, init=False, repr=False, compare=False, metadata={"snapshot": False})
     # PyTorch, JAX and Apple facts (knowledge/frameworks.py), loaded on first use by `frameworks`.
-    frameworks_loader: object = field(default=None, repr=False, compare=False)
-    _frameworks: object = field(default=None, init=False, repr=False, compare=False)
+    frameworks_loader: object = field(default=None, repr=False, compare=False, metadata={"snapshot": False})
+    _frameworks: object = field(default=None, init=False, repr=False, compare=False, metadata={"snapshot": False})
+    # What went wrong with the user's cached data while loading (a broken refreshed wheel list that was left out):
+    # one line each, for the command line to print as warnings.
+    load_warnings: tuple[str, ...] = field(default=(), repr=False, compare=False, metadata={"snapshot": False})
     _gpu_index: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _arch_by_line: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _wheels_by_package: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _wheels_by_line: dict = field(default_factory=dict, init=False, repr=False, compare=False)
-    _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False, metadata={"snapshot": False})
 
     def __post_init__(self) -> None:
         # Look-up tables built once: the resolver asks these questions thousands of times in a matrix.

@@ -314,50 +314,86 @@ def generated_date(raw: bytes) -> str:
     return match.group(1).decode() if match else ""
 
 
-def _data(directory: Path | None) -> tuple[dict[str, bytes], str]:
-    """Every core file's bytes, and the digest of them all. For the packaged data, a refreshed
-    tensorflow_wheels.toml in the cache folder replaces the shipped one when it is newer."""
+def _data(directory: Path | None, refreshed: bytes | None = None) -> tuple[dict[str, bytes], str]:
+    """Every core file's bytes, and the digest of them all; `refreshed` (the user's refreshed
+    tensorflow_wheels.toml, see refreshed_wheels) replaces the shipped one when it is newer."""
     raws = {name: _read_bytes(name, directory) for name in CORE_FILES + INSTALL_FILES + FRAMEWORK_FILES}
-    if directory is None:
-        refreshed = _refreshed_wheels()
-        if refreshed is not None and generated_date(refreshed) > generated_date(raws[WHEELS_FILE]):
-            raws[WHEELS_FILE] = refreshed
+    if refreshed is not None and generated_date(refreshed) > generated_date(raws[WHEELS_FILE]):
+        raws[WHEELS_FILE] = refreshed
     digest = hashlib.sha256(b"".join(hashlib.sha256(raw).digest() for raw in raws.values())).hexdigest()
     return raws, digest
 
 
-def _refreshed_wheels() -> bytes | None:
+def refreshed_wheels(env=os.environ) -> tuple[bytes | None, str]:
+    """The user's refreshed tensorflow_wheels.toml (None when there is none or it cannot be used), and a warning
+    when one is there but is not used because someone else owns or can write it."""
     from stackresolve.inputs import InputTooLarge, NotARegularFile, read_regular_bytes
+    from stackresolve.knowledge.snapshot import untrusted_reason
 
-    path = refreshed_wheels_path()
-    if path is None:
-        return None
+    path = refreshed_wheels_path(env)
+    if path is None or not os.path.lexists(path):
+        return None, ""
+    untrusted = untrusted_reason(path, env)
+    if untrusted:
+        return None, _fallback_warning(path, f"not used: {untrusted}")
     try:
-        return read_regular_bytes(path, 64 * 1024 * 1024)
-    except (OSError, NotARegularFile, InputTooLarge):
-        return None
+        return read_regular_bytes(path, 64 * 1024 * 1024), ""
+    except (OSError, NotARegularFile, InputTooLarge) as exc:
+        return None, _fallback_warning(path, f"cannot be read ({getattr(exc, 'strerror', None) or exc})")
+
+
+def _fallback_warning(path: Path, problem: str) -> str:
+    return (f"{path}: {problem}; using the wheel lists shipped with stackresolve (`stackresolve refresh` "
+            f"rebuilds it)")
+
+
+def _check_refreshed(raw: bytes) -> str:
+    """What is wrong with a refreshed tensorflow_wheels.toml ("" when it is usable)."""
+    try:
+        releases = parse_wheels(_parse(WHEELS_FILE, raw))
+    except KnowledgeError as exc:
+        return str(exc).removeprefix(f"{WHEELS_FILE}: ")
+    return "" if releases else "holds no TensorFlow releases"
 
 
 def load_knowledge(directory: Path | None = None, *, use_snapshot: bool = True):
     """The validated knowledge base: from its snapshot when one was built from these very files (by this code
     and Python), else parsed, validated and snapshotted. Its install facts (docker, windows, apt, conda) load on
-    first use. Raises KnowledgeError on a malformed file."""
+    first use. A refreshed wheel list in the user's cache that is broken is left out, with a warning in
+    `load_warnings`. Raises KnowledgeError on a malformed packaged file."""
     from stackresolve.knowledge import snapshot
     from stackresolve.knowledge.base import KnowledgeBase
 
-    raws, digest_text = _data(directory)
+    refreshed, warning = refreshed_wheels() if directory is None else (None, "")
+    raws, digest_text = _data(directory, refreshed)
     if use_snapshot:
         cached = snapshot.load(digest_text, KnowledgeBase)
-        if cached is not None:
-            return cached
-    docs = {name: _parse(name, raw) for name, raw in raws.items() if name not in FRAMEWORK_FILES}
-    install = _build_install(docs)
-    kb = build_knowledge(docs, digest_text, install, partial(load_install, directory, digest_text, use_snapshot),
-                         partial(load_frameworks, directory, digest_text, use_snapshot))
-    if use_snapshot:
-        snapshot.store(digest_text, kb)
-        snapshot.store(digest_text, install, kind="install")
-    object.__setattr__(kb, "_install", install)
+    else:
+        cached = None
+    if cached is None and raws[WHEELS_FILE] is refreshed:
+        # Only a snapshot built from it vouches for a refreshed file; without one it is checked before use.
+        problem = _check_refreshed(refreshed)
+        if problem:
+            warning = _fallback_warning(refreshed_wheels_path(), problem)
+            raws, digest_text = _data(directory)
+            cached = snapshot.load(digest_text, KnowledgeBase) if use_snapshot else None
+    loaders = (partial(load_install, directory, digest_text, use_snapshot),
+               partial(load_frameworks, directory, digest_text, use_snapshot))
+    if cached is not None:
+        # The snapshot holds data only: the loaders of the parts read on first use are attached again.
+        kb = cached
+        object.__setattr__(kb, "install_loader", loaders[0])
+        object.__setattr__(kb, "frameworks_loader", loaders[1])
+    else:
+        docs = {name: _parse(name, raw) for name, raw in raws.items() if name not in FRAMEWORK_FILES}
+        install = _build_install(docs)
+        kb = build_knowledge(docs, digest_text, install, *loaders)
+        if use_snapshot:
+            snapshot.store(digest_text, kb)
+            snapshot.store(digest_text, install, kind="install")
+        object.__setattr__(kb, "_install", install)
+    if warning:
+        object.__setattr__(kb, "load_warnings", (warning,))
     return kb
 
 

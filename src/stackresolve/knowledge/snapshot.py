@@ -1,6 +1,12 @@
 """The knowledge snapshot: the validated knowledge base, ready to use, cached in the user's cache folder so that a
 start loads it in milliseconds instead of parsing and validating the TOML again.
 
+A snapshot is data and loading it runs nothing (issue 23): the records are flattened into plain values (str, int,
+tuples, dicts, frozensets) written with `marshal`, and rebuilt by the loader from an allow-list of the knowledge
+base's own record classes; no name in the file is ever looked up or called. (A pickle would call whatever its
+payload names.) On POSIX the cache folder and the file must also belong to the user (or root) and be writable by
+no one else, as ssh does with ~/.ssh: a folder someone else can write is not used at all (see trusted_cache_dir).
+
 A snapshot cannot lie: its name and its header carry the package version, the digest of the code that defines
 its records, the digest of the data files it was built from and the Python version; its payload carries its own SHA-256; a file that is missing, foreign,
 truncated, edited or from another version is ignored and rebuilt, never trusted and never an error. It is
@@ -14,14 +20,16 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import marshal
 import os
-import pickle
+import stat
 import sys
+from dataclasses import fields, is_dataclass
 from pathlib import Path
 
 from stackresolve import __version__
 
-FORMAT = 1
+FORMAT = 2  # 1: pickle; 2: marshal of plain data, records rebuilt from an allow-list
 MAGIC = b"stackresolve knowledge snapshot\n"
 MAX_BYTES = 64 * 1024 * 1024
 
@@ -41,6 +49,45 @@ def cache_dir(env=os.environ) -> Path | None:
 
     folder = Path(platformdirs.user_cache_dir("stackresolve", appauthor=False))
     return folder if folder.is_absolute() else None
+
+
+def trusted(info: os.stat_result) -> bool:
+    """A cache entry this user may rely on: owned by the user or root, writable by no one else (POSIX)."""
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # Windows: no owner bits; the snapshot format alone keeps a foreign file harmless
+        return True
+    return info.st_uid in (getuid(), 0) and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def trusted_cache_dir(env=os.environ) -> Path | None:
+    """The cache folder when it is safe to read from it: it exists, is a real folder (not a link) and is
+    `trusted`. None otherwise, and then nothing in it is read."""
+    folder = cache_dir(env)
+    if folder is None:
+        return None
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return None
+    return folder if stat.S_ISDIR(info.st_mode) and trusted(info) else None
+
+
+def untrusted_reason(path: Path, env=os.environ) -> str:
+    """Why a file in the cache folder is not used ("" when it is trusted or absent)."""
+    folder = cache_dir(env)
+    if folder is None:
+        return ""
+    chain = [path, *(p for p in path.parents if p == folder or folder in p.parents)]  # the file up to the folder
+    for candidate in reversed(chain):
+        try:
+            info = os.lstat(candidate)
+        except OSError:
+            return ""
+        if stat.S_ISLNK(info.st_mode) and candidate != path:
+            return f"{candidate} is a symbolic link"
+        if not trusted(info):
+            return f"{candidate} is owned or writable by another user"
+    return ""
 
 
 # The modules that define the snapshot's classes: a snapshot is only read by the very code that wrote it (the
@@ -77,13 +124,16 @@ def path_for(folder: Path, data_digest: str, kind: str = "core") -> Path:
 
 def load(data_digest: str, expected_type: type, env=os.environ, kind: str = "core"):
     """The cached knowledge base for these data files, or None (absent, foreign, damaged, or caching off)."""
-    folder = cache_dir(env)
+    folder = trusted_cache_dir(env)
     if folder is None:
         return None
     from stackresolve.inputs import NotARegularFile, InputTooLarge, read_regular_bytes
 
+    path = path_for(folder, data_digest, kind)
     try:
-        raw = read_regular_bytes(path_for(folder, data_digest, kind), MAX_BYTES)
+        if not trusted(os.lstat(path)):
+            return None
+        raw = read_regular_bytes(path, MAX_BYTES)
     except (OSError, NotARegularFile, InputTooLarge):
         return None
     if not raw.startswith(MAGIC):
@@ -96,8 +146,8 @@ def load(data_digest: str, expected_type: type, env=os.environ, kind: str = "cor
     enabled = gc.isenabled()
     gc.disable()  # a few hundred thousand small objects: no collection passes while they are created
     try:
-        value = pickle.loads(payload)
-    except Exception:  # a payload that does not unpickle is a damaged snapshot, whatever the exception
+        value = _Codec(kind).decode(_plain_values(payload))
+    except Exception:  # a payload that does not decode into records is a damaged snapshot, whatever the exception
         return None
     finally:
         if enabled:
@@ -112,10 +162,126 @@ def store(data_digest: str, value, env=os.environ, kind: str = "core") -> None:
         return
     from stackresolve.files import atomic_write_bytes
 
-    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        payload = marshal.dumps(_Codec(kind).encode(value)[0])
+    except (TypeError, ValueError):  # a record class outside the allow-list: no snapshot (test_snapshot notices)
+        return
     header = dict(key(data_digest, kind), payload_sha256=hashlib.sha256(payload).hexdigest())
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path_for(folder, data_digest, kind), MAGIC + header_line(header) + b"\n" + payload)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if trusted_cache_dir(env) is None:  # not writing where someone else could have put or could edit a file
+            return
+        atomic_write_bytes(path_for(folder, data_digest, kind), MAGIC + header_line(header) + b"\n" + payload,
+                           mode=0o600)
     except OSError:
         pass
+
+
+def _is_ref(encoded) -> bool:
+    return type(encoded) is list and encoded[0] == REF
+
+
+def _plain_values(payload: bytes):
+    if sys.version_info >= (3, 13):
+        return marshal.loads(payload, allow_code=False)  # not even an inert code object
+    return marshal.loads(payload)
+
+
+# Encoded form: a value that is not a list is plain data, used as it is (it holds no record and no list). A list
+# is tagged by its first item: a class number >= 0 is a record [n, values, i, j, ...] whose values at the indexes
+# i, j, ... are themselves encoded (the others are plain); REF is [REF, k], the k-th record already rebuilt (a
+# record met twice stays one object); TUPLE, LIST and DICT are containers holding records; REFS_TUPLE, REFS_LIST
+# ([tag, k, ...]) and REFS_DICT ([tag, keys, k, ...]) hold only records already rebuilt (the look-up tables).
+TUPLE, LIST, DICT, REF, REFS_TUPLE, REFS_LIST, REFS_DICT = -1, -2, -3, -4, -5, -6, -7
+PLAIN = (str, int, float, bool, type(None), bytes, frozenset)
+
+
+class _Codec:
+    """Flattens a knowledge-base part into plain values, and rebuilds it from them, using only the record
+    classes defined in the modules whose code the snapshot's key covers. Rebuilding calls no constructor: each
+    record gets its stored fields (its look-up tables included), and the fields marked
+    `metadata={"snapshot": False}` (memos, loaders) their defaults."""
+
+    def __init__(self, kind: str):
+        self.classes: list[type] = []
+        for name in RECORD_MODULES + KIND_MODULES.get(kind, ()):
+            module = sys.modules.get(name) or __import__(name, fromlist=["_"])
+            self.classes += [value for _, value in sorted(vars(module).items())
+                             if isinstance(value, type) and is_dataclass(value) and value.__module__ == name]
+        self.numbers = {cls: number for number, cls in enumerate(self.classes)}
+        self.stored: dict[type, tuple[str, ...]] = {}
+        self.defaults: dict[type, tuple[tuple[str, object, object], ...]] = {}
+        for cls in self.classes:
+            kept = [f for f in fields(cls) if f.metadata.get("snapshot", True)]
+            left = [f for f in fields(cls) if not f.metadata.get("snapshot", True)]
+            self.stored[cls] = tuple(f.name for f in kept)
+            self.defaults[cls] = tuple((f.name, f.default, f.default_factory) for f in left)
+        self.records: list = []  # rebuilt so far, for REF
+        self.seen: dict[int, int] = {}  # id(record) -> its number, while encoding
+
+    def encode(self, value) -> tuple[object, bool]:
+        """(encoded value, whether it had to be tagged)."""
+        kind = type(value)
+        if kind in PLAIN:
+            return value, False
+        if kind is tuple or kind is list:
+            items = [self.encode(item) for item in value]
+            if kind is tuple and not any(tagged for _, tagged in items):
+                return value, False
+            if items and all(_is_ref(item) for item, _ in items):
+                return [REFS_TUPLE if kind is tuple else REFS_LIST, *(item[1] for item, _ in items)], True
+            return [TUPLE if kind is tuple else LIST, *(item for item, _ in items)], True
+        if kind is dict:
+            pairs = [(self.encode(k), self.encode(v)) for k, v in value.items()]
+            if not any(k[1] or v[1] for k, v in pairs):
+                return value, False
+            if not any(k[1] for k, _ in pairs) and all(_is_ref(v[0]) for _, v in pairs):
+                return [REFS_DICT, tuple(k[0] for k, _ in pairs), *(v[0][1] for _, v in pairs)], True
+            return [DICT, *(part for k, v in pairs for part in (k[0], v[0]))], True
+        number = self.numbers.get(kind)
+        if number is None:
+            raise TypeError(f"the knowledge snapshot cannot hold a {kind.__name__}")
+        if id(value) in self.seen:
+            return [REF, self.seen[id(value)]], True
+        self.seen[id(value)] = len(self.seen)
+        self.records.append(value)  # keeps it alive, so that its id is not reused while encoding
+        values = [self.encode(getattr(value, name)) for name in self.stored[kind]]
+        return [number, tuple(v for v, _ in values), *(i for i, (_, tagged) in enumerate(values) if tagged)], True
+
+    def decode(self, value):
+        if type(value) is not list:
+            return value
+        tag = value[0]
+        if tag >= 0:
+            cls = self.classes[tag]
+            names = self.stored[cls]
+            values = value[1]
+            if type(values) is not tuple or len(values) != len(names):
+                raise ValueError("a record of another shape")
+            record = object.__new__(cls)
+            self.records.append(record)
+            if len(value) > 2:
+                values = list(values)
+                for index in value[2:]:
+                    values[index] = self.decode(values[index])
+            state = record.__dict__
+            state.update(zip(names, values))
+            for name, default, factory in self.defaults[cls]:
+                state[name] = factory() if callable(factory) else default
+            return record
+        if tag == REF:
+            return self.records[value[1]]
+        if tag == REFS_TUPLE:
+            return tuple(map(self.records.__getitem__, value[1:]))
+        if tag == REFS_LIST:
+            return list(map(self.records.__getitem__, value[1:]))
+        if tag == REFS_DICT:
+            return dict(zip(value[1], map(self.records.__getitem__, value[2:])))
+        items = map(self.decode, value[1:])
+        if tag == TUPLE:
+            return tuple(items)
+        if tag == LIST:
+            return list(items)
+        if tag == DICT:
+            return dict(zip(items, items))
+        raise ValueError(f"unknown tag {tag}")

@@ -14,13 +14,15 @@ from stackresolve.model.stack import Resolution
 
 
 def validate_env_name(name: str) -> str:
-    """--env-name: letters, digits, '-', '_' and '.' only (it becomes a directory name under conda's envs)."""
+    """--env-name: letters, digits, '-', '_' and '.' only (it becomes a directory name under conda's envs), the
+    first a letter, digit or '_' (`conda activate -n` would read a leading '-' as an option)."""
     import re
 
     from stackresolve.request import InputError
 
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name) or name in (".", ".."):
-        raise InputError(f"--env-name {name!r}: use letters, digits, '-', '_' and '.' only")
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name):
+        raise InputError(f"--env-name {name!r}: use letters, digits, '-', '_' and '.' only, starting with a letter, "
+                         f"digit or '_'")
     return name
 
 

@@ -1,0 +1,54 @@
+"""The one rule for version numbers read from outside: flags, environment variables, probes, lock files, logs.
+
+- ASCII digits only. Python's `\\d`, `str.isdigit()` and `int()` also take other scripts' digits ("２.１０",
+  "٣.٧"); packaging then refuses them with an exception of its own, and a compute capability "８.６" would
+  compare as 8.6. A pattern that reads numbers from outside uses DIGITS, never `\\d`.
+- At most MAX_DIGITS digits a part: `int()` refuses strings of more than 4300 digits (CPython's guard against
+  quadratic conversion), and no part of a driver, CUDA, cuDNN, Python or framework version has more than 8
+  digits (a date).
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_DIGITS = 9
+NUMBER = f"[0-9]{{1,{MAX_DIGITS}}}"  # one version part
+DOTTED = re.compile(rf"{NUMBER}(?:\.{NUMBER})+")  # "535.104.05", "12.4": two parts or more
+
+
+def is_dotted_version(text: str | None) -> bool:
+    """Whether `text` is a version of two parts or more within the rule (535.104.05, 12.4, 8.6)."""
+    return isinstance(text, str) and DOTTED.fullmatch(text) is not None
+
+
+def has_oversized_number(text: str) -> bool:
+    """Whether `text` holds a run of digits (of any script) longer than a version part can be."""
+    return re.search(rf"\d{{{MAX_DIGITS + 1},}}", text) is not None
+
+
+def quoted(text: str, limit: int = 40) -> str:
+    """`text` as a message quotes it (repr), shortened when it is long: a 5,000-digit value stays one readable
+    line."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
+
+
+def parse_version(text: str):
+    """packaging's Version of a version read from outside, or None when it is none or breaks the rule."""
+    from packaging.version import InvalidVersion, Version
+
+    if not text.isascii() or has_oversized_number(text):
+        return None
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+COMPUTE_CAPABILITY = re.compile(r"[0-9]{1,2}\.[0-9]{1,2}")  # "8.6", "12.0"
+
+
+def is_compute_capability(text: str | None) -> bool:
+    return isinstance(text, str) and COMPUTE_CAPABILITY.fullmatch(text) is not None
