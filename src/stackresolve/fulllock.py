@@ -69,6 +69,14 @@ def uv_binary(env=os.environ) -> str:
     return found
 
 
+def optional_uv() -> str | None:
+    """uv when it is here (install's fast path), None otherwise."""
+    try:
+        return uv_binary()
+    except LockUnavailable:
+        return None
+
+
 def uv_platform(os_name: Os, arch: Arch) -> str:
     key = (Os.LINUX if os_name is Os.WSL2 else os_name, arch)
     if key not in UV_PLATFORMS:

@@ -275,3 +275,17 @@ def test_a_full_lock_without_hashes_is_refused(tmp_path):
                     "tensorflow==2.15.1\n")
     done = stackresolve("install", str(lock), "--venv", str(tmp_path / "v"))
     assert done.returncode == 2 and "line 2 has no --hash" in done.stderr
+
+
+def test_check_before_install_of_a_full_lock_compares_only_its_python(tmp_path):
+    """A full lock says the Python it was resolved for; before installing, that is all there is to compare (the
+    packages of stackresolve's own interpreter are not the project's)."""
+    lock = tmp_path / "requirements.lock"
+    lock.write_text(f"# resolved by uv for Python {HERE_PYTHON} on x86_64-manylinux_2_28, with hashes; install with\n"
+                    "tensorflow==2.15.1 \\\n    --hash=sha256:" + "0" * 64 + "\n")
+    here = stackresolve("check", str(lock), "--before-install", "--python-exe", sys.executable)
+    assert here.returncode == 0, here.stdout + here.stderr
+    assert "this machine has the Python it needs" in here.stdout and "packages: --before-install" in here.stdout
+    other = "3.9" if HERE_PYTHON != "3.9" else "3.10"
+    elsewhere = stackresolve("check", str(lock), "--before-install", "--python", other)
+    assert elsewhere.returncode == 1 and "1 difference(s)" in elsewhere.stdout

@@ -60,69 +60,58 @@ def check(
     raise typer.Exit(Exit.OK if result.matches else Exit.FAILED)
 
 
-def _python_to_be_used(machine, text: str, lock_file: str, python_exe: Optional[str]):
-    """Before installing, the Python is the one `install` would use (install.run.python_to_use: --python-exe, else
-    the first of the lock's Pythons this machine has); none: check says so, with how to get one."""
-    from dataclasses import replace
-
+def _python_install_would_use(text: str, lock_file: str, python_exe: Optional[str]):
+    """(target, the interpreter `install` would make the venv from or None, why none) for a lock: install's own
+    python_to_use (--python-exe, else the first of the lock's Pythons this machine has)."""
     from stackresolve.cli.install import host
-    from stackresolve.detect.model import PythonInfo
     from stackresolve.detect.runner import SubprocessRunner
-    from stackresolve.fulllock import LockUnavailable, uv_binary
+    from stackresolve.fulllock import optional_uv
     from stackresolve.install.run import InstallFailed, InstallOptions, python_to_use
     from stackresolve.install.target import read_target
     from stackresolve.request import InputError
 
-    try:
-        uv = uv_binary()
-    except LockUnavailable:
-        uv = None
     here = host()
     try:
         target = read_target(text, lock_file, None, here.os)
-        found = python_to_use(target, InstallOptions(venv=Path("."), python_exe=python_exe), SubprocessRunner(), uv,
-                              here)
+        options = InstallOptions(venv=Path("."), python_exe=python_exe)
+        return target, python_to_use(target, options, SubprocessRunner(), optional_uv(), here), None
     except InputError as exc:
         fail(str(exc))
     except InstallFailed as exc:
-        return replace(machine, python=None), exc.message
-    return replace(machine, python=PythonInfo(found.version, found.executable, found.how)), None
+        return target, None, exc.message
+
+
+def _python_to_be_used(machine, text: str, lock_file: str, python_exe: Optional[str]):
+    """Before installing, the Python is the one `install` would use; none: check says so, with how to get one."""
+    from dataclasses import replace
+
+    from stackresolve.detect.model import PythonInfo
+
+    _target, found, missing = _python_install_would_use(text, lock_file, python_exe)
+    python = PythonInfo(found.version, found.executable, found.how) if found else None
+    return replace(machine, python=python), missing
 
 
 def check_full_lock_python(text: str, lock_file: str, python: Optional[str], python_exe: Optional[str],
                            fmt: str) -> None:
     """Before installing a full lock, the one thing to compare is the Python it was resolved for: named with
-    --python/--python-exe, or the one `install` would find."""
+    --python, or the one `install` would use."""
     import json
 
-    from stackresolve.cli.install import host
-    from stackresolve.detect.runner import SubprocessRunner
-    from stackresolve.fulllock import LockUnavailable, uv_binary
-    from stackresolve.install.run import InstallFailed, InstallOptions, python_to_use
-    from stackresolve.install.target import read_target
-    from stackresolve.request import InputError
+    if python:
+        from stackresolve.cli.install import host
+        from stackresolve.install.target import read_target
+        from stackresolve.request import InputError
 
-    try:
-        uv = uv_binary()
-    except LockUnavailable:
-        uv = None
-    here = host()
-    try:
-        target = read_target(text, lock_file, None, here.os)
-    except InputError as exc:
-        fail(str(exc))
-    try:
-        if python:
-            ok = python == target.pythons[0]
-            found = f"{python} (--python)"
-        else:
-            chosen = python_to_use(target, InstallOptions(venv=Path("."), python_exe=python_exe), SubprocessRunner(),
-                                   uv, here)
-            ok, found = True, f"{chosen.version} ({chosen.how}: {chosen.executable})"
-    except InputError as exc:
-        ok, found = False, str(exc)
-    except InstallFailed as exc:
-        ok, found = False, exc.message
+        try:
+            target = read_target(text, lock_file, None, host().os)
+        except InputError as exc:
+            fail(str(exc))
+        ok, found = python == target.pythons[0], f"{python} (--python)"
+    else:
+        target, chosen, missing = _python_install_would_use(text, lock_file, python_exe)
+        ok = chosen is not None
+        found = f"{chosen.version} ({chosen.how}: {chosen.executable})" if chosen else missing
     if fmt == "json":
         output(json.dumps({"schema": "stackresolve/check@1", "matches": ok,
                            "differences": [] if ok else [{"component": "python", "expected": target.pythons[0],

@@ -47,7 +47,7 @@ def install(
     """Install a lock or a plan into a new virtual environment and prove it works: the framework imports and sees the
     GPU, and check agrees (exit 0 only then)."""
     from stackresolve.cli.app import choice
-    from stackresolve.fulllock import LockUnavailable, uv_binary
+    from stackresolve.fulllock import optional_uv
     from stackresolve.install.run import (INSTALLERS, NETWORK_TIMEOUT, InstallFailed, InstallOptions,
                                           install as run_install, render_text)
     from stackresolve.request import InputError
@@ -70,10 +70,7 @@ def install(
         options = InstallOptions(venv=Path(venv), installer=installer, reuse=reuse, python=python,
                                  python_exe=python_exe, python_download=python_download, index_url=index_url,
                                  find_links=tuple(find_links or ()), no_index=no_index)
-        try:
-            uv = uv_binary()
-        except LockUnavailable:
-            uv = None
+        uv = optional_uv()
         from stackresolve.detect.runner import SubprocessRunner
 
         os.environ.setdefault("UV_HTTP_TIMEOUT", str(NETWORK_TIMEOUT))  # uv's per-request deadline, for its children
