@@ -193,3 +193,15 @@ def test_the_users_release_is_kept_unless_it_cannot_work_and_then_the_text_says_
     kept = CliRunner().invoke(app, ["explain", "--file", str(CORPUS / "gpt-sovits-83-torch-driver-too-old-11040.log"),
                                     "--no-detect", "--torch", "1.12.1"])
     assert "cannot fix it here" not in kept.stdout and "torch==1.12.1" in kept.stdout
+
+
+def test_a_tensorflow_release_the_knowledge_base_does_not_know_plans_the_newest(tmp_path):
+    """A log naming TensorFlow 2.22.0 (or a 12-digit 'release'): the fix plans the newest and says so, never an
+    internal error."""
+    for version in ("2.22.0", "1.16.0", "2.111111111111"):
+        log = tmp_path / "unknown.log"
+        log.write_text(f"tensorflow {version}\nLoaded runtime CuDNN library: 8.1.0 but source was compiled with: 8.6.0."
+                       f"  CuDNN library needs to have matching major version and equal or higher minor version.\n")
+        result = CliRunner().invoke(app, ["explain", "--file", str(log), "--no-detect"])
+        assert result.exit_code == 0, result.output
+        assert "is not a release the knowledge base knows: the fix plans the newest" in result.output

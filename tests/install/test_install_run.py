@@ -289,3 +289,16 @@ def test_check_before_install_of_a_full_lock_compares_only_its_python(tmp_path):
     other = "3.9" if HERE_PYTHON != "3.9" else "3.10"
     elsewhere = stackresolve("check", str(lock), "--before-install", "--python", other)
     assert elsewhere.returncode == 1 and "1 difference(s)" in elsewhere.stdout
+
+
+def test_check_before_install_reports_a_named_python_outside_the_range_as_a_difference(cpu_lock):
+    """--python-exe that runs but is outside the lock's range is a difference (exit 1), as --python X.Y is."""
+    lock, _ = cpu_lock
+    other = next((p for p in ("/root/.pyenv/versions/3.7.16/bin/python3.7", "/usr/bin/python3.7") if Path(p).exists()),
+                 None)
+    if other is None:
+        pytest.skip("needs a Python 3.7 outside every TF 2.15+ lock's range")
+    done = stackresolve("check", str(lock), "--before-install", "--python-exe", other, "--format", "json")
+    assert done.returncode == 1, done.stderr
+    python = [d for d in json.loads(done.stdout)["differences"] if d["component"] == "python"]
+    assert python and python[0]["found"].startswith("3.7")

@@ -66,7 +66,7 @@ def _python_install_would_use(text: str, lock_file: str, python_exe: Optional[st
     from stackresolve.cli.install import host
     from stackresolve.detect.runner import SubprocessRunner
     from stackresolve.fulllock import optional_uv
-    from stackresolve.install.run import InstallFailed, InstallOptions, python_to_use
+    from stackresolve.install.run import InstallFailed, InstallOptions, PythonMismatch, python_to_use
     from stackresolve.install.target import read_target
     from stackresolve.request import InputError
 
@@ -75,6 +75,8 @@ def _python_install_would_use(text: str, lock_file: str, python_exe: Optional[st
         target = read_target(text, lock_file, None, here.os)
         options = InstallOptions(venv=Path("."), python_exe=python_exe)
         return target, python_to_use(target, options, SubprocessRunner(), optional_uv(), here), None
+    except PythonMismatch as exc:  # it runs, outside the lock's range: a difference, compared as any Python is
+        return target, exc.found, None
     except InputError as exc:
         fail(str(exc))
     except InstallFailed as exc:
@@ -110,7 +112,7 @@ def check_full_lock_python(text: str, lock_file: str, python: Optional[str], pyt
         ok, found = python == target.pythons[0], f"{python} (--python)"
     else:
         target, chosen, missing = _python_install_would_use(text, lock_file, python_exe)
-        ok = chosen is not None
+        ok = chosen is not None and chosen.minor == target.pythons[0]
         found = f"{chosen.version} ({chosen.how}: {chosen.executable})" if chosen else missing
     if fmt == "json":
         output(json.dumps({"schema": "stackresolve/check@1", "matches": ok,

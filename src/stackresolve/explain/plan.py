@@ -87,9 +87,14 @@ def plannable(kb: "KnowledgeBase", framework, version: str) -> bool:
     """Whether the knowledge base has a release of `framework` that `version` names ("latest" always)."""
     from stackresolve.request import known_releases, parse_version_spec
 
+    from stackresolve.request import InputError
+
     if version == "latest":
         return True
-    spec = parse_version_spec(version, framework)
+    try:
+        spec = parse_version_spec(version, framework)
+    except InputError:  # what a log says is not always a version (a 5,000-digit "release")
+        return False
     return any(spec.contains(v, prereleases=True) for v in known_releases(kb, framework))
 
 
@@ -101,15 +106,19 @@ def tf_fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None",
     from stackresolve.model.enums import Framework
 
     moved = ""
+    candidates = [line for line in fix.tf_candidates if plannable(kb, Framework.TENSORFLOW, line)]
     if fix.tf and plannable(kb, Framework.TENSORFLOW, fix.tf):
         version = fix.tf
-    elif fix.tf_candidates:
+    elif candidates:
         if fix.tf:
             moved = f"TensorFlow {fix.tf} is not a release the knowledge base knows: the fix plans the lines the " \
                     f"log's libraries point to"
-        lines = sorted(fix.tf_candidates, key=Version)
+        lines = sorted(candidates, key=Version)
         newest = Version(lines[-1])
         version = f">={lines[0]},<{newest.major}.{newest.minor + 1}"
+    elif fix.tf:  # a release the knowledge base does not know, and no library of the log points elsewhere
+        version = "latest"
+        moved = f"TensorFlow {fix.tf[:40]} is not a release the knowledge base knows: the fix plans the newest"
     else:
         return FixPlan(None)
     request = fix_request_for(kb, fix, machine, os_name, version, fix.python)

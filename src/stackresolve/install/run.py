@@ -307,6 +307,15 @@ def _venv_interpreter(target: InstallTarget, options: InstallOptions, runner, py
     return found
 
 
+class PythonMismatch(InputError):
+    """A named interpreter that runs but is outside the target's Pythons: bad input for install; for
+    `check --before-install` the difference it reports."""
+
+    def __init__(self, message: str, found: FoundPython):
+        super().__init__(message)
+        self.found = found
+
+
 @dataclass(frozen=True)
 class Host:
     """This machine, as install needs it (detected by the caller: install itself reads no system file)."""
@@ -329,8 +338,8 @@ def python_to_use(target: InstallTarget, options: InstallOptions, runner, uv: st
         if found is None:
             raise InputError(f"--python-exe {options.python_exe!r}: does not run as Python")
         if found.minor not in wanted:
-            raise InputError(f"--python-exe {options.python_exe!r} is Python {found.version}; {target.label} needs "
-                             f"Python {options.python or target.python_range}")
+            raise PythonMismatch(f"--python-exe {options.python_exe!r} is Python {found.version}; {target.label} "
+                                 f"needs Python {options.python or target.python_range}", found)
         return found
     found = find_python(wanted, host.os, runner, env=env, uv=uv)
     failed_download = ""
