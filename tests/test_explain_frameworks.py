@@ -318,3 +318,16 @@ def test_the_drivers_cuda_and_a_plugins_cuda_major_reach_the_fix_request(errors,
     # a TensorFlow log keeps its request as it was
     tf = request(log_text(CORPUS / "tf-57103-cudart64_110-tf2.9.1-windows.log"), errors, kb)
     assert tf.driver_cuda is None
+
+
+def test_a_cudnn_handle_failure_in_a_jax_log_gets_jaxs_memory_settings():
+    """CUDNN_STATUS_INTERNAL_ERROR under JAX: JAX preallocates 75% of the GPU (docs.jax.dev, GPU memory
+    allocation), so the fix is XLA_PYTHON_CLIENT_PREALLOCATE, not TensorFlow's memory growth."""
+    from stackresolve.explain import explain_text
+    from stackresolve.knowledge.loader import error_knowledge
+
+    log = ("E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:535] Could not create cudnn handle: "
+           "CUDNN_STATUS_INTERNAL_ERROR\njax.errors.JaxRuntimeError: DNN library initialization failed.\n")
+    explanation = explain_text(log, error_knowledge())
+    fix = next(m.fix for m in explanation.matches if m.code == "cudnn-handle-internal-error")
+    assert "XLA_PYTHON_CLIENT_PREALLOCATE=false" in fix and "tf.config" not in fix
