@@ -406,3 +406,19 @@ def test_the_table_names_every_group_with_its_stack_and_status():
     assert "t4-pool" in table and "2: gke-t4-a, gke-t4-b" in table and "Tesla T4 (7.5)" in table
     assert "Excluded (cannot run the target at all):" in table
     assert "k80-old" in table and "excluded" in table
+
+
+def test_one_format_for_several_stacks_is_one_line_and_a_file_like_o_is_refused(tmp_path):
+    """--format dockerfile with two stacks: one line (no table on stderr), exit 2; `-o fleet.json` would become a
+    folder: refused, nothing made."""
+    from click.testing import CliRunner
+
+    from stackresolve.cli.app import app
+
+    cluster = str(Path(__file__).parent / "fixtures" / "fleet" / "gfd-cluster-nodes.json")
+    result = CliRunner().invoke(app, ["plan", "--fleet", cluster, "--tf", "latest", "--format", "dockerfile"])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "-o DIR" in result.stderr
+    target = tmp_path / "fleet.json"
+    result = CliRunner().invoke(app, ["plan", "--fleet", cluster, "--tf", "latest", "--format", "json", "-o",
+                                      str(target)])
+    assert result.exit_code == 2 and "names a folder" in result.stderr and not target.exists()

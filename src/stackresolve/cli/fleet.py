@@ -56,12 +56,10 @@ def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], 
     elif fmt == "json":
         output(render_json(plan, kb, options), None)
     elif len(plan.stacks) != 1:
-        from stackresolve.fleet.render import render_text
-
-        typer.echo(render_text(plan), err=True)
-        fail(f"the fleet needs {len(plan.stacks)} stacks: -o DIR writes one {fmt} file per stack"
-             if plan.stacks else "no machine of the fleet can run the target", Exit.FAILED if not plan.stacks
-             else Exit.BAD_INPUT)
+        fail(f"the fleet needs {len(plan.stacks)} stacks: -o DIR writes one {fmt} file per stack that {fmt} can "
+             f"express (--format text shows which machines take which stack)"
+             if plan.stacks else "no machine of the fleet can run the target (--format text says why)",
+             Exit.FAILED if not plan.stacks else Exit.BAD_INPUT)
     else:
         from stackresolve.emit import render_plan
 
@@ -114,6 +112,10 @@ def render_json(plan, kb, options) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
+# A new -o path with one of these endings was meant as a file: with --fleet it would silently become a folder.
+FILE_LIKE_SUFFIXES = frozenset({".json", ".txt", ".yml", ".yaml", ".sh", ".ps1", ".lock", ".toml", ".dockerfile"})
+
+
 def write_directory(folder: Path, plan, kb, fmt: str, options) -> None:
     """-o DIR: the table and the JSON document, and per stack every format (or the one asked for) and, for
     Kubernetes nodes, the nodeAffinity that selects its nodes."""
@@ -122,8 +124,9 @@ def write_directory(folder: Path, plan, kb, fmt: str, options) -> None:
     from stackresolve.fleet.render import node_affinity, render_text
     from stackresolve.plan import Refusal, decide
 
-    if folder.exists() and not folder.is_dir():
-        fail(f"-o {str(folder)!r}: with --fleet, -o names a folder (one file per stack and format)")
+    if (folder.exists() and not folder.is_dir()) or \
+            (not folder.exists() and folder.suffix.lower() in FILE_LIKE_SUFFIXES):
+        fail(f"-o {str(folder)!r}: with --fleet, -o names a folder (one file per stack and format), not a file")
     files: dict[str, str] = {"fleet.txt": render_text(plan), "fleet.json": render_json(plan, kb, options)}
     formats = [f for f in FILE_NAMES if f == fmt] if fmt in FILE_NAMES and fmt != "text" else list(FILE_NAMES)
     skipped = []
