@@ -63,3 +63,17 @@ def test_and_cuda_2_20_installs_the_cuda_its_header_names(kb):
     assert "CUDA 12.5" in header and "cuDNN 9.3.0" in header
     # the driver floor follows the CUDA the plan installs: 12.5's (NVIDIA's Table 3: 555.42.02 on Linux)
     assert "driver >= 555.42.02" in header
+
+
+def test_a_driver_ok_only_through_minor_version_compatibility_says_so():
+    """K80 + TF 2.14 (CUDA 11.8, own minimum 520.61.05) on R470: the row must not read '>= 520.61.05 (470 installed,
+    ok)'; it names the minor-version-compatibility floor it meets (450.80.02: CUDA 11.x, NVIDIA's CUDA
+    compatibility guide)."""
+    from click.testing import CliRunner
+
+    from stackresolve.cli.app import app
+
+    result = CliRunner().invoke(app, ["plan", "--no-detect", "--tf", "2.14", "--gpu", "Tesla K80", "--driver",
+                                      "470.256.02", "--os", "linux"])
+    row = next(line for line in result.output.splitlines() if line.lstrip().startswith("driver "))
+    assert "470.256.02 installed, ok through minor-version compatibility (>= 450.80.02)" in row

@@ -31,7 +31,8 @@ def _stack_rows(stack: Stack) -> list[tuple[str, str, str, str]]:
         if cudnn is not None and cudnn.also_works:
             rows.append(("", f"also works: cuDNN {', '.join(cudnn.also_works)}", cudnn.rule, ""))
         state = "not detected" if drv.detected is None else (
-            f"{drv.detected} installed, " + ("ok" if drv.ok else "TOO OLD"))
+            f"{drv.detected} installed, " + (f"ok through minor-version compatibility (>= {drv.minor_compat_minimum})"
+                                             if drv.ok_through_minor_compat else "ok" if drv.ok else "TOO OLD"))
         rows.append(("driver", f">= {drv.minimum}  ({state})", drv.why, drv.source))
     gpu = stack.gpu
     label = "CPU only" if gpu.support is GpuSupport.CPU_ONLY else \

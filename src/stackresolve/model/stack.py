@@ -149,6 +149,19 @@ class DriverPin:
     minor_compat_minimum: str | None = None  # the lower floor of minor-version compatibility, where it applies
     max_branch: int | None = None  # the newest driver branch that still supports every GPU (Kepler: 470)
 
+    @property
+    def ok_through_minor_compat(self) -> bool:
+        """The installed driver is below the CUDA line's own minimum and is ok only through NVIDIA's minor-version
+        compatibility floor."""
+        if not (self.ok and self.detected and self.minimum and self.minor_compat_minimum):
+            return False
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            return Version(self.detected) < Version(self.minimum)
+        except InvalidVersion:
+            return False
+
     def to_json(self) -> dict:
         return {"min": self.minimum, "detected": self.detected, "ok": self.ok,
                 "minor_compat_min": self.minor_compat_minimum, "max_branch": self.max_branch, "why": self.why,
