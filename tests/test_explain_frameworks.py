@@ -331,3 +331,19 @@ def test_a_cudnn_handle_failure_in_a_jax_log_gets_jaxs_memory_settings():
     explanation = explain_text(log, error_knowledge())
     fix = next(m.fix for m in explanation.matches if m.code == "cudnn-handle-internal-error")
     assert "XLA_PYTHON_CLIENT_PREALLOCATE=false" in fix and "tf.config" not in fix
+
+
+@pytest.mark.parametrize("log, other_os_words", [
+    ("W tensorflow/stream_executor/platform/default/dso_loader.cc:60] Could not load dynamic library "
+     "'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+     ("%CUDA_PATH%", "Windows", "PATH must")),
+    ("W tensorflow/stream_executor/platform/default/dso_loader.cc:55] Could not load dynamic library "
+     "'cudart64_110.dll'; dlerror: cudart64_110.dll not found", ("LD_LIBRARY_PATH", "Linux", "lib64")),
+])
+def test_a_missing_cudart_is_fixed_in_the_logs_own_os_terms(log, other_os_words):
+    from stackresolve.explain import explain_text
+    from stackresolve.knowledge.loader import error_knowledge
+
+    match = next(m for m in explain_text(log, error_knowledge()).matches if m.code == "dso-missing-cudart")
+    words = " ".join([match.fix, *match.causes])
+    assert not any(w in words for w in other_os_words), words
