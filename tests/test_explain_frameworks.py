@@ -347,3 +347,30 @@ def test_a_missing_cudart_is_fixed_in_the_logs_own_os_terms(log, other_os_words)
     match = next(m for m in explain_text(log, error_knowledge()).matches if m.code == "dso-missing-cudart")
     words = " ".join([match.fix, *match.causes])
     assert not any(w in words for w in other_os_words), words
+
+
+def test_pytorchs_windows_dll_load_error_is_known_from_its_source_template():
+    """torch/__init__.py (_load_dll_libraries) appends 'Error loading "{dll}" or one of its dependencies.' to a
+    WinError; the log line is pytorch/pytorch#59904's (WinError 1455). A Windows path with ':' and spaces is the
+    DLL: a quoted template value runs to its closing quote."""
+    from stackresolve.explain import explain_text
+    from stackresolve.knowledge.loader import error_knowledge
+
+    log = ('OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading '
+           '"C:\\Users\\Mohamed\\anaconda3\\envs\\3days\\lib\\site-packages\\torch\\lib\\caffe2_module_test_dynamic.dll"'
+           ' or one of its dependencies.')
+    match = next(m for m in explain_text(log, error_knowledge()).matches if m.code == "torch-dll-load-failed")
+    assert match.category == "dll-load-failed-windows"
+    assert "caffe2_module_test_dynamic.dll" in match.meaning and "C:\\Users" in match.meaning
+    assert match.causes[0].startswith("WinError 1455")  # the log's own error number first
+    assert "paging file" in match.fix
+
+
+def test_a_quoted_template_value_may_hold_colons_and_spaces():
+    import re
+
+    from stackresolve.knowledge.errors import template_regex
+
+    pattern = template_regex('Error loading "%s" or one of its dependencies.', ["dll"])
+    found = re.search(pattern, 'Error loading "C:\\Program Files\\x\\a.dll" or one of its dependencies.')
+    assert found and found.group("dll") == "C:\\Program Files\\x\\a.dll"

@@ -147,7 +147,10 @@ def template_regex(template: str, groups: Sequence[str] = ()) -> str:
             out.append(_VALUE_FOR.get(conversion, _ANY_TEXT))
             continue
         role, _component = group_component(name)
-        body = _VALUE_FOR.get(conversion) or (_VERSION_TEXT if role in ("wanted", "found") else r"[^\s:;,'\"()]+")
+        closing = template[match.end():match.end() + 1]
+        quoted = rf"[^{re.escape(closing)}\n]+" if closing in ("'", '"') else None  # "%s": a path with ':' and spaces
+        body = _VALUE_FOR.get(conversion) or (_VERSION_TEXT if role in ("wanted", "found") else
+                                              quoted or r"[^\s:;,'\"()]+")
         out.append(f"(?P<{name}>{body})")
     out.append(_literal(template[position:]))
     return "".join(out)
