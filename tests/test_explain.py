@@ -587,3 +587,15 @@ def test_extract_versions_tf_from_paths_and_pip(knowledge):
     assert seen["tf"] == ("1.15|2.0|2.1", "1.15.0")
     assert seen["numpy"] == ("1.19.5",)
     assert seen["python"] == ("3.8",)
+
+
+def test_versions_in_other_scripts_digits_are_not_read_as_versions():
+    """The number rule (model/numbers.py) holds for logs too: '８.６.０' is no cuDNN version to ask for."""
+    from stackresolve.explain import explain_text
+    from stackresolve.knowledge.loader import error_knowledge
+
+    log = ("Loaded runtime CuDNN library: ８.１.０ but source was compiled with: ８.６.０.  CuDNN library needs to have "
+           "matching major version and equal or higher minor version.")
+    match = explain_text(log, error_knowledge()).matches[0]
+    assert match.code == "cudnn-version-mismatch"
+    assert "８" not in match.fix and not match.wanted and not match.found

@@ -199,6 +199,8 @@ def _match_error(
                 continue
             if name == "lib":
                 _add(libs, value)
+            elif group_component(name)[0] in ("wanted", "found") and not value.isascii():
+                continue  # the number rule (model/numbers.py): a version of other scripts' digits is no version
             else:
                 groups.setdefault(name, value)
 
