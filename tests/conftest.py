@@ -19,3 +19,41 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "network" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def json_documents_follow_their_schemas(monkeypatch):
+    """Every JSON document a command prints or writes (-o) in a test validates against its schema in schemas/:
+    the output functions of the CLI are wrapped, and the test fails with the schema's complaints."""
+    import importlib
+
+    from stackresolve import files
+
+    cli_app = importlib.import_module("stackresolve.cli.app")  # the module (stackresolve.cli.app is the group)
+
+    from schema_check import document_in, problems
+
+    seen: list[str] = []
+
+    def check(text) -> None:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        doc = document_in(text)
+        if doc is not None:
+            seen.extend(f"{doc['schema']}: {p}" for p in problems(doc))
+
+    real_stdout, real_file = cli_app.write_stdout, files.write_output
+
+    def write_stdout(text):
+        check(text)
+        return real_stdout(text)
+
+    def write_output(path, data, *args, **kwargs):
+        check(data)
+        return real_file(path, data, *args, **kwargs)
+
+    monkeypatch.setattr(cli_app, "write_stdout", write_stdout)
+    monkeypatch.setattr(files, "write_output", write_output)
+    yield
+    if seen:
+        pytest.fail("JSON output breaks its schema:\n  " + "\n  ".join(seen[:20]), pytrace=False)
