@@ -5,6 +5,8 @@ imports and builds only the command that runs, and lists the commands from the t
 them, so `--help` and every command pay for one command's construction, not eight."""
 
 import importlib
+import os
+import re
 import sys
 from typing import Optional
 
@@ -38,6 +40,7 @@ COMMANDS = {
                                            "-r` or `uv pip install -r`."),
     "refresh": ("stackresolve.cli.refresh", "Re-read the package index's TensorFlow wheel lists into the user cache "
                                             "(used while newer than shipped)."),
+    "schema": ("stackresolve.cli.schema", "Print the JSON Schema of one of the JSON documents stackresolve prints."),
 }
 
 
@@ -56,7 +59,25 @@ class CommandGroup(click.Group):
         if name not in COMMANDS:
             return None
         module = importlib.import_module(COMMANDS[name][0])
-        return typer.main.get_command(getattr(module, f"{name}_app"))
+        return with_json_flag(typer.main.get_command(getattr(module, f"{name}_app")))
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and not ctx.resilient_parsing:  # a bare `stackresolve`: the help, exit 0
+            click.echo(ctx.get_help())
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
+    def _main_shell_completion(self, ctx_args, prog_name: str, complete_var: Optional[str] = None) -> None:
+        """Shell completion through typer's completion classes (the scripts `--install-completion` installs);
+        typer's completion module is imported only while completing."""
+        complete_var = complete_var or f"_{prog_name}_COMPLETE".replace("-", "_").upper()
+        instruction = os.environ.get(complete_var)
+        if not instruction:
+            return
+        from typer.completion import completion_init, shell_complete
+
+        completion_init()
+        sys.exit(shell_complete(self, ctx_args, prog_name, complete_var, instruction))
 
     def resolve_command(self, ctx: click.Context, args: list[str]):
         name = args[0] if args else ""
@@ -86,12 +107,31 @@ def _no_cache(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
         os.environ["STACKRESOLVE_NO_CACHE"] = "1"  # read by the knowledge snapshot, for this process only
 
 
-app = CommandGroup(name="stackresolve", help=HELP, no_args_is_help=True,
+def _completion(action: str):
+    """typer's --install-completion / --show-completion callbacks, imported only when asked for."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+        if value and not ctx.resilient_parsing:
+            from typer import completion
+
+            completion.completion_init()
+            getattr(completion, f"{action}_callback")(ctx, param, value)
+
+    return callback
+
+
+app = CommandGroup(name="stackresolve", help=HELP,
                    params=[click.Option(["--version"], is_flag=True, expose_value=False, is_eager=True,
                                         help="Print the version and exit.", callback=_print_version),
                            click.Option(["--no-cache"], is_flag=True, expose_value=False, is_eager=True,
                                         help="Neither read nor write the knowledge snapshot cache.",
-                                        callback=_no_cache)])
+                                        callback=_no_cache),
+                           click.Option(["--install-completion"], is_flag=True, expose_value=False, is_eager=True,
+                                        help="Install shell completion for the current shell.",
+                                        callback=_completion("install")),
+                           click.Option(["--show-completion"], is_flag=True, expose_value=False, is_eager=True,
+                                        help="Show the completion script for the current shell.",
+                                        callback=_completion("show"))])
 
 
 class Exit:
@@ -103,8 +143,32 @@ class Exit:
 
 
 def fail(message: str, code: int = Exit.BAD_INPUT) -> None:
-    typer.echo(f"stackresolve: error: {one_line(message)}", err=True)
+    sys.stderr.write(paint(f"stackresolve: error: {one_line(message)}\n", sys.stderr))
     raise typer.Exit(code)
+
+
+# -- colour: the words that say something went wrong stand out, on a terminal only --------------------------
+_ALARM = re.compile(r"(?m)(?<=^stackresolve: )(?:error|warning|note)(?=:)|(?<=\[)(?:error|warning)(?=\])"
+                    r"|^(?:ERRORS?|WARNINGS?)(?= \(\d+\)$)")
+_STYLES = {"error": "red", "warning": "yellow", "note": "cyan"}
+
+
+def colour_wanted(stream) -> bool:
+    """Colour only on a terminal, and never with NO_COLOR set (no-color.org) or TERM=dumb."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def paint(text: str, stream) -> str:
+    """`text` with its error/warning words coloured where `stream` is a terminal that wants colour; else as is."""
+    if not colour_wanted(stream):
+        return text
+    return _ALARM.sub(lambda m: click.style(m.group(0), fg=_STYLES[m.group(0).lower().rstrip("s")], bold=True),
+                      text)
 
 
 def one_line(text: str) -> str:
@@ -149,7 +213,7 @@ def write_stdout(text: str) -> None:
     """Standard output: characters its encoding cannot hold are escaped (main() configures that), and a write
     that fails (a closed pipe, a full disk) is one line and exit 3."""
     try:
-        sys.stdout.write(text)
+        sys.stdout.write(paint(text, sys.stdout))
         sys.stdout.flush()
     except OSError as exc:
         _silence_stdout()
@@ -216,11 +280,91 @@ def progress_reporter(stream=None):
 
 def choice(value: str, allowed: tuple[str, ...], flag: str) -> str:
     if value not in allowed:
-        from difflib import get_close_matches
-
-        near = get_close_matches(value, allowed, n=1)
-        fail(f"{flag} {value!r}: use one of {', '.join(allowed)}" + (f" (did you mean {near[0]}?)" if near else ""))
+        fail(not_a_choice(value, allowed, flag))
     return value
+
+
+def not_a_choice(value: str, allowed, flag: str) -> str:
+    from difflib import get_close_matches
+
+    near = get_close_matches(value, allowed, n=1)
+    return f"{flag} {value!r}: use one of {', '.join(allowed)}" + (f" (did you mean {near[0]}?)" if near else "")
+
+
+class Choice(click.Choice):
+    """A flag's closed set of values, for shell completion and --help (click lists them); a wrong value is our
+    one line with the closest match, exit 2. `values` is called on first use (the plan formats come from the
+    format registry, which a command's --help or a completion of other flags need not import). `parse`, where
+    given, decides what is accepted (--os also takes aliases such as win and darwin) and says why not."""
+
+    def __init__(self, values, flag: str, parse=None):
+        self._values = values
+        self.flag = flag
+        self.parse = parse
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        if callable(self._values):
+            self._values = tuple(self._values())
+        return self._values
+
+    def convert(self, value, param, ctx):
+        if ctx is not None and ctx.resilient_parsing:  # completing: nothing is printed
+            return value
+        if self.parse is not None:
+            from stackresolve.request import InputError
+
+            try:
+                self.parse(value)
+            except InputError as exc:
+                fail(str(exc))
+        elif value not in self.choices:
+            fail(not_a_choice(value, self.choices, self.flag))
+        return value
+
+
+def os_choice() -> Choice:
+    from stackresolve.model.enums import Os
+
+    def parse(value: str):
+        from stackresolve.request import parse_os
+
+        return parse_os(value)
+
+    return Choice(Os.names(), "--os", parse)
+
+
+def with_json_flag(command: click.Command) -> click.Command:
+    """`--json` is `--format json` for every command whose --format prints JSON (the option named fmt); the
+    two together must agree."""
+    fmt = next((p for p in command.params if p.name == "fmt"), None)
+    if fmt is None:
+        return command
+    ask_json = click.Option(["--json"], is_flag=True, expose_value=False, help="The same as --format json.",
+                            callback=_json_flag)
+    command.params.insert(command.params.index(fmt) + 1, ask_json)
+    then = fmt.callback
+    fmt.callback = lambda ctx, param, value: _json_format(ctx, then(ctx, param, value) if then else value)
+    return command
+
+
+def _json_flag(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value:
+        return
+    ctx.meta["stackresolve.json"] = True
+    if "fmt" in ctx.params:  # --format was read first
+        ctx.params["fmt"] = _json_format(ctx, ctx.params["fmt"])
+
+
+def _json_format(ctx: click.Context, value: str) -> str:
+    from click.core import ParameterSource
+
+    if not ctx.meta.get("stackresolve.json"):
+        return value
+    if value != "json" and ctx.get_parameter_source("fmt") is ParameterSource.COMMANDLINE:
+        fail(f"--json and --format {value}: give one of them")
+    return "json"
 
 
 def plan_formats() -> tuple[str, ...]:

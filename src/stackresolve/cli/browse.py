@@ -4,7 +4,7 @@ from typing import Optional
 
 import typer
 
-from stackresolve.cli.app import command_app, choice, fail, knowledge, output
+from stackresolve.cli.app import Choice, command_app, fail, knowledge, os_choice, output
 
 
 matrix_app = command_app()
@@ -16,18 +16,19 @@ show_app = command_app()
 def matrix(
     gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU model."),
     gpu_cc: Optional[str] = typer.Option(None, "--gpu-cc", help="GPU compute capability."),
-    os: Optional[str] = typer.Option(None, "--os", help="linux, windows, macos or wsl2 (default: linux and windows)."),
+    os: Optional[str] = typer.Option(None, "--os", click_type=os_choice(),
+                                     help="The OS (default: linux and windows)."),
     driver: Optional[str] = typer.Option(None, "--driver", help="Installed NVIDIA driver version."),
     torch: bool = typer.Option(False, "--torch", help="PyTorch's release lines instead of TensorFlow's."),
     jax: bool = typer.Option(False, "--jax", help="JAX's release lines instead of TensorFlow's."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
+    fmt: str = typer.Option("text", "--format", "-f", click_type=Choice(("text", "json"), "--format"),
+                            help="text or json."),
 ) -> None:
     """For every release line of a framework (TensorFlow; --torch, --jax): whether and how it runs on this GPU
     and OS."""
     from stackresolve.matrix import build_matrix, render_json, render_text
     from stackresolve.request import Flags, InputError, build_request, parse_os
 
-    fmt = choice(fmt, ("text", "json"), "--format")
     kb = knowledge()
     try:
         systems = [parse_os(os).value] if os else ["linux", "windows"]
@@ -42,21 +43,23 @@ def matrix(
 @gpus_app.command()
 def gpus(
     search: Optional[str] = typer.Argument(None, help="Only models whose name or alias contains this text."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
+    fmt: str = typer.Option("text", "--format", "-f", click_type=Choice(("text", "json"), "--format"),
+                            help="text or json."),
 ) -> None:
     """List the GPU models the knowledge base knows, with compute capability."""
     from stackresolve.browse import gpus_json, gpus_text
 
-    fmt = choice(fmt, ("text", "json"), "--format")
     kb = knowledge()
     output(gpus_json(kb, search) if fmt == "json" else gpus_text(kb, search), None)
 
 
 @show_app.command()
 def show(
-    component: str = typer.Argument(..., help="What to show: tf, torch or jax."),
+    component: str = typer.Argument(..., click_type=Choice(("tf", "torch", "jax"), "component"),
+                                    help="What to show: tf, torch or jax."),
     version: str = typer.Argument(..., help="Release line or version, e.g. 1.15."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
+    fmt: str = typer.Option("text", "--format", "-f", click_type=Choice(("text", "json"), "--format"),
+                            help="text or json."),
 ) -> None:
     """Show what the knowledge base says about a release, with sources."""
     import json
@@ -64,8 +67,6 @@ def show(
     from stackresolve import browse
     from stackresolve.request import InputError
 
-    component = choice(component, ("tf", "torch", "jax"), "component")
-    fmt = choice(fmt, ("text", "json"), "--format")
     kb = knowledge()
     try:
         if component == "tf":

@@ -5,7 +5,8 @@ from typing import Optional
 
 import typer
 
-from stackresolve.cli.app import command_app, Exit, choice, detect_machine, fail, knowledge, output, read_input
+from stackresolve.cli.app import (Choice, command_app, Exit, detect_machine, fail, knowledge, os_choice, output,
+                                  read_input)
 
 LOCK_LIMIT = 4 * 1024 * 1024  # a lock is a few kilobytes
 
@@ -16,7 +17,8 @@ check_app = command_app()
 @check_app.command()
 def check(
     lock_file: str = typer.Argument("stackresolve.lock", help="The lock file written by `plan --format lock`."),
-    os: Optional[str] = typer.Option(None, "--os", help="Check as if on this OS (default: detected)."),
+    os: Optional[str] = typer.Option(None, "--os", click_type=os_choice(),
+                                     help="Check as if on this OS (default: detected)."),
     driver: Optional[str] = typer.Option(None, "--driver", help="Check against this driver (default: detected)."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="Check against this GPU model (default: detected)."),
     gpu_cc: Optional[str] = typer.Option(None, "--gpu-cc", help="Check against this compute capability."),
@@ -28,14 +30,14 @@ def check(
                                         help="Compare only what exists before installing: OS, GPUs, driver, and the "
                                              "Python the install will use (--python, --python-exe, or found)."),
     no_detect: bool = typer.Option(False, "--no-detect", help="Do not probe this machine; use flags only."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
+    fmt: str = typer.Option("text", "--format", "-f", click_type=Choice(("text", "json"), "--format"),
+                            help="text or json."),
 ) -> None:
     """Compare this machine with a lock file: exit 0 when it matches, 1 with the differences."""
     from stackresolve.check import FACTS, check_lock, render_json, render_text
     from stackresolve.lock import parse_lock
     from stackresolve.request import InputError, MachineFlags, apply_flags
 
-    fmt = choice(fmt, ("text", "json"), "--format")
     text = read_input(lock_file, LOCK_LIMIT, what="lock file").text
     if not text.lstrip().startswith(("{", "[", '"')):  # a full lock (plan --format pip --lock): the packages
         if before_install:

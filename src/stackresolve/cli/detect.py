@@ -4,7 +4,7 @@ from typing import Optional
 
 import typer
 
-from stackresolve.cli.app import command_app, choice, detect_machine, output
+from stackresolve.cli.app import Choice, command_app, detect_machine, output
 
 
 detect_app = command_app()
@@ -12,7 +12,8 @@ detect_app = command_app()
 
 @detect_app.command()
 def detect(
-    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
+    fmt: str = typer.Option("text", "--format", "-f", click_type=Choice(("text", "json"), "--format"),
+                            help="text or json."),
     python_exe: Optional[str] = typer.Option(None, "--python-exe", help="Interpreter to inspect (default: this one)."),
 ) -> None:
     """Show what this machine has: GPUs, compute capability, driver, CUDA, cuDNN, Python, TensorFlow, PyTorch, JAX,
@@ -21,6 +22,5 @@ def detect(
 
     from stackresolve.detect import render_text
 
-    fmt = choice(fmt, ("text", "json"), "--format")
     machine = detect_machine(python_exe=python_exe)
     output(json.dumps(machine.to_json_dict(), indent=2) + "\n" if fmt == "json" else render_text(machine), None)

@@ -4,7 +4,7 @@ from typing import Optional
 
 import typer
 
-from stackresolve.cli.app import command_app, Exit, choice, detect_machine, fail, fix_plan_formats, knowledge, output
+from stackresolve.cli.app import Choice, command_app, Exit, detect_machine, fail, fix_plan_formats, knowledge, output
 
 
 doctor_app = command_app()
@@ -14,7 +14,7 @@ doctor_app = command_app()
 def doctor(
     tf: Optional[str] = typer.Option(None, "--tf", help="Check against this TensorFlow instead of the installed one."),
     python_exe: Optional[str] = typer.Option(None, "--python-exe", help="Interpreter whose environment to check."),
-    fmt: str = typer.Option("text", "--format", "-f",
+    fmt: str = typer.Option("text", "--format", "-f", click_type=Choice(fix_plan_formats, "--format"),
                             help="text, json, or the fix plan: pip, conda, apt, powershell, dockerfile."),
 ) -> None:
     """Diagnose the installed GPU stack; exit 0 when healthy, 1 when problems were found."""
@@ -26,7 +26,6 @@ def doctor(
     from stackresolve.doctor import diagnose
     from stackresolve.request import InputError
 
-    fmt = choice(fmt, fix_plan_formats(), "--format")
     kb = knowledge()
     # Detection and the library loads share one time budget (STACKRESOLVE_DETECT_TIMEOUT).
     deadline = Deadline(budget_seconds(os.environ)[0])

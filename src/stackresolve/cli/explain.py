@@ -7,13 +7,14 @@ import typer
 
 from stackresolve.cli.app import (
     Exit,
+    Choice,
     command_app,
-    choice,
     detect_machine,
     emit_resolution,
     fail,
     fix_plan_formats,
     knowledge,
+    os_choice,
     output,
     read_input,
 )
@@ -26,7 +27,7 @@ explain_app = command_app()
 def explain(
     text: Optional[str] = typer.Argument(None, help="The error message; '-' (or a pipe) reads the log from stdin."),
     file: Optional[str] = typer.Option(None, "--file", help="Read the log from this file."),
-    fmt: str = typer.Option("text", "--format", "-f",
+    fmt: str = typer.Option("text", "--format", "-f", click_type=Choice(fix_plan_formats, "--format"),
                             help="text, json, or a fix plan: pip, conda, apt, powershell, dockerfile."),
     tf: Optional[str] = typer.Option(None, "--tf", help="The TensorFlow in use, where the log does not say it."),
     torch: Optional[str] = typer.Option(None, "--torch", help="The PyTorch in use (a PyTorch fix plan), where the "
@@ -35,7 +36,8 @@ def explain(
                                                            "say it."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="The GPU model, where the log does not say it."),
     driver: Optional[str] = typer.Option(None, "--driver", help="The NVIDIA driver, where the log does not say it."),
-    os: Optional[str] = typer.Option(None, "--os", help="OS for the fix plan (default: from the text, or detected)."),
+    os: Optional[str] = typer.Option(None, "--os", click_type=os_choice(),
+                                     help="OS for the fix plan (default: from the text, or detected)."),
     no_detect: bool = typer.Option(False, "--no-detect", help="Do not probe this machine for the fix plan."),
 ) -> None:
     """Turn an error message into its meaning, likely cause and fix (exit 1 when the text is not recognised)."""
@@ -44,7 +46,6 @@ def explain(
     from stackresolve.model.enums import Framework
     from stackresolve.request import InputError, parse_driver, parse_os, parse_version_spec, validate_version
 
-    fmt = choice(fmt, fix_plan_formats(), "--format")
     notes: list[str] = []
     if file is not None or text == "-" or text is None:
         if file is None and text is None and (sys.stdin is None or sys.stdin.isatty()):

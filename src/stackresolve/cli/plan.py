@@ -6,12 +6,13 @@ import typer
 
 from stackresolve.cli.app import (
     Exit,
-    choice,
+    Choice,
     command_app,
     detect_machine,
     emit_resolution,
     fail,
     knowledge,
+    os_choice,
     output,
     plan_formats,
 )
@@ -25,7 +26,7 @@ def plan(
     tf: str = typer.Option("latest", "--tf", help="TensorFlow version: 1.15, 2, 2.3.4, '>=2.4,<2.8' or latest."),
     torch: Optional[str] = typer.Option(None, "--torch", help="Plan PyTorch instead: 2.5, 2.5.1, '>=2.4' or latest."),
     jax: Optional[str] = typer.Option(None, "--jax", help="Plan JAX instead: 0.4, 0.4.35 or latest."),
-    os: Optional[str] = typer.Option(None, "--os", help="linux, windows, macos or wsl2 (default: detected)."),
+    os: Optional[str] = typer.Option(None, "--os", click_type=os_choice(), help="The OS (default: detected)."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU model, e.g. 'GTX 1080 Ti', 'A100', 'RTX 4090', "
                                                           "'Apple M2'."),
     gpu_cc: Optional[str] = typer.Option(None, "--gpu-cc", help="GPU compute capability, e.g. 8.6."),
@@ -39,6 +40,7 @@ def plan(
     with_driver: bool = typer.Option(False, "--with-driver", help="apt plan: also install the driver branch."),
     env_name: Optional[str] = typer.Option(None, "--env-name", help="conda plan: the environment's name."),
     fmt: str = typer.Option("text", "--format", "-f",
+                            click_type=Choice(lambda: (*plan_formats(), "pylock"), "--format"),
                             help="Output: text, json, pip, conda, apt, powershell, dockerfile, lock or pylock."),
     full_lock: bool = typer.Option(False, "--lock",
                                    help="pip: pin the whole transitive set with hashes (needs uv: stackresolve[lock])."),
@@ -57,7 +59,6 @@ def plan(
     from stackresolve.request import Flags, InputError, build_request
     from stackresolve.resolve import resolve
 
-    fmt = choice(fmt, (*plan_formats(), "pylock"), "--format")
     if full_lock and fmt != "pip":
         fail("--lock goes with --format pip (or use --format pylock for a PEP 751 pylock.toml)")
     if fleet:
