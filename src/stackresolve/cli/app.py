@@ -335,6 +335,26 @@ def os_choice() -> Choice:
     return Choice(Os.names(), "--os", parse)
 
 
+def command_line(ctx: click.Context, leave_out: tuple[str, ...] = ()) -> str:
+    """The command as the user typed it, shell-quoted: the options given on the command line (in the command's
+    order, by their long names), less the parameters named in `leave_out`."""
+    import shlex
+
+    from click.core import ParameterSource
+
+    words = ctx.command_path.split()
+    for param in ctx.command.params:
+        if not isinstance(param, click.Option) or param.name in leave_out or param.name not in ctx.params or \
+                ctx.get_parameter_source(param.name) is not ParameterSource.COMMANDLINE:
+            continue
+        flag, value = max(param.opts, key=len), ctx.params[param.name]
+        if param.is_flag:
+            words += [flag] if value else []
+        else:
+            words += [flag, shlex.quote(str(value))]
+    return " ".join(words)
+
+
 def with_json_flag(command: click.Command) -> click.Command:
     """`--json` is `--format json` for every command whose --format prints JSON (the option named fmt); the
     two together must agree."""

@@ -2,12 +2,14 @@
 
 from typing import List, Optional
 
+import click
 import typer
 
 from stackresolve.cli.app import (
     Exit,
     Choice,
     command_app,
+    command_line,
     detect_machine,
     emit_resolution,
     fail,
@@ -81,7 +83,8 @@ def plan(
     resolution = resolve(kb, request)
     if full_lock or fmt == "pylock":
         emit_full_lock(resolution, "pylock.toml" if fmt == "pylock" else "requirements.txt", index_url, out)
-    emit_resolution(resolution, kb, fmt, out, PlanOptions(env_name=env_name))
+    command = command_line(click.get_current_context(), leave_out=("fmt", "out"))
+    emit_resolution(resolution, kb, fmt, out, PlanOptions(env_name=env_name, command=command))
 
 
 def emit_full_lock(resolution, fmt: str, index_url: Optional[str], out: Optional[str]) -> None:

@@ -59,8 +59,11 @@ def _decided(fmt: str, resolution, kb, options: PlanOptions):
     return refusal_text(plan) if isinstance(plan, Refusal) else plan
 
 
-def _render(fmt: str, plan) -> str:
-    return import_module(f"stackresolve.emit.{PLAN_EMITTERS[fmt]}").render(plan)
+def _render(fmt: str, plan, options: PlanOptions = PlanOptions()) -> str:
+    module = import_module(f"stackresolve.emit.{PLAN_EMITTERS[fmt]}")
+    if fmt == "text":  # the summary ends with the command that prints the install plans: the user's own
+        return module.render(plan, options.command)
+    return module.render(plan)
 
 
 def plan_set(resolution, kb, options: PlanOptions = PlanOptions()) -> PlanSet:
@@ -71,7 +74,7 @@ def plan_set(resolution, kb, options: PlanOptions = PlanOptions()) -> PlanSet:
         if isinstance(plan, str):
             refused[fmt] = plan
         else:
-            plans[fmt] = _render(fmt, plan)
+            plans[fmt] = _render(fmt, plan, options)
     return PlanSet(plans, refused)
 
 
@@ -81,7 +84,7 @@ def render_plan(fmt: str, resolution, kb, options: PlanOptions = PlanOptions()) 
         usable = () if resolution.stack is None else tuple(
             f for f in PLAN_EMITTERS if f != fmt and not isinstance(_decided(f, resolution, kb, options), str))
         raise FormatRefused(fmt, plan, (*usable, "json") if usable else ())
-    return _render(fmt, plan)
+    return _render(fmt, plan, options)
 
 
 def all_plans(resolution, kb, options: PlanOptions = PlanOptions()) -> dict[str, str]:

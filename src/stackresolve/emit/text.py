@@ -6,7 +6,7 @@ from stackresolve.knowledge.python_sources import how_to_get_line
 from stackresolve.model.enums import GpuSupport
 from stackresolve.model.stack import Resolution, Stack
 
-INSTALL_FORMATS = "pip, conda, apt, powershell, dockerfile, lock"
+INSTALL_FORMATS = "pip|conda|apt|powershell|dockerfile|lock"
 
 
 def _stack_rows(stack: Stack) -> list[tuple[str, str, str, str]]:
@@ -101,7 +101,8 @@ def alternatives_heading(resolution: Resolution) -> str:
         "Other stacks for this request"
 
 
-def render(resolution: Resolution) -> str:
+def render(resolution: Resolution, command: str = "") -> str:
+    """`command`: the user's plan command without --format and -o (else the request's framework and version)."""
     request = resolution.request
     data = f"; package index data {resolution.index_data}" if resolution.index_data else ""
     sources = SourceList()
@@ -130,8 +131,11 @@ def render(resolution: Resolution) -> str:
             out.append(f"     why: {alt.why}")
         out.append("")
     if resolution.stack:
-        out.append(f"Install plans: stackresolve plan {request.framework.flag} {request.version!r} ... --format "
-                   f"({INSTALL_FORMATS})")
+        if not command:
+            import shlex
+
+            command = f"stackresolve plan {request.framework.flag} {shlex.quote(request.version)}"
+        out.append(f"Install plans: {command} --format {INSTALL_FORMATS}")
         out.append("")
     out += sources.render()
     return "\n".join(out).rstrip("\n") + "\n"

@@ -30,6 +30,7 @@ def validate_env_name(name: str) -> str:
 class PlanOptions:
     env_name: str | None = None  # conda: the environment's name
     with_driver: bool | None = None  # apt: also install the driver branch (None: as the request says)
+    command: str = ""  # text: the user's `stackresolve plan` command, less --format and -o, for the closing line
 
 
 @dataclass(frozen=True)
