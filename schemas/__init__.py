@@ -24,6 +24,7 @@ DOCUMENTS = {
     "show-tf": "stackresolve/show-tf@1",
     "show-torch": "stackresolve/show-torch@1",
     "show-jax": "stackresolve/show-jax@1",
+    "install": "stackresolve/install@1",
 }
 
 

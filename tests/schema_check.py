@@ -21,7 +21,11 @@ def validator(name: str):
 
 def problems(document: dict) -> list[str]:
     """Every way `document` breaks its schema (chosen by its "schema" field), as "path: message" lines."""
-    errors = validator(schemas.name_of(document)).iter_errors(document)
+    try:
+        name = schemas.name_of(document)
+    except KeyError as exc:  # a new kind of document comes with its schema
+        return [f"(top): {exc.args[0]} in schemas/"]
+    errors = validator(name).iter_errors(document)
     return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:300]}"
             for e in sorted(errors, key=lambda e: list(map(str, e.absolute_path)))]
 

@@ -149,8 +149,7 @@ def test_an_unknown_schema_name_is_one_line_with_the_closest_match():
                             text=True, timeout=60)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        "stackresolve: error: schema 'plans': use one of plan, lock, detect, explain, doctor, check, matrix, gpus, "
-        "show-tf, show-torch, show-jax (did you mean plan?)"]
+        f"stackresolve: error: schema 'plans': use one of {', '.join(schemas.DOCUMENTS)} (did you mean plan?)"]
 
 
 def test_the_plan_path_imports_no_schema_code():

@@ -9,8 +9,8 @@ from typing import List, Optional
 
 import typer
 
-from stackresolve.cli.app import (Exit, command_app, detect_machine, fail, knowledge, output, progress_reporter,
-                                  read_input)
+from stackresolve.cli.app import (Choice, Exit, command_app, detect_machine, fail, knowledge, output,
+                                  progress_reporter, read_input)
 
 LOCK_LIMIT = 16 * 1024 * 1024  # a full lock of a CUDA stack with hashes is a few hundred kilobytes
 
@@ -42,7 +42,8 @@ def install(
     find_links: Optional[List[str]] = typer.Option(None, "--find-links", help="Also look for wheels here."),
     no_index: bool = typer.Option(False, "--no-index", help="Only --find-links, no index."),
     no_detect: bool = typer.Option(False, "--no-detect", help="Plan from flags only (the checks still run here)."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
+    fmt: str = typer.Option("text", "--format", "-f", click_type=Choice(("text", "json"), "--format"),
+                            help="text or json."),
 ) -> None:
     """Install a lock or a plan into a new virtual environment and prove it works: the framework imports and sees the
     GPU, and check agrees (exit 0 only then)."""
@@ -52,7 +53,6 @@ def install(
                                           install as run_install, render_text)
     from stackresolve.request import InputError
 
-    fmt = choice(fmt, ("text", "json"), "--format")
     installer = choice(installer, INSTALLERS, "--installer")
     if not venv.strip():
         fail("--venv '': name the folder for the virtual environment")
