@@ -164,8 +164,9 @@ def colour_wanted(stream) -> bool:
 
 
 def paint(text: str, stream) -> str:
-    """`text` with its error/warning words coloured where `stream` is a terminal that wants colour; else as is."""
-    if not colour_wanted(stream):
+    """`text` with its error/warning words coloured where `stream` is a terminal that wants colour; else as is
+    (and a JSON document always as is)."""
+    if text.startswith("{") or not colour_wanted(stream):
         return text
     return _ALARM.sub(lambda m: click.style(m.group(0), fg=_STYLES[m.group(0).lower().rstrip("s")], bold=True),
                       text)
@@ -285,10 +286,15 @@ def choice(value: str, allowed: tuple[str, ...], flag: str) -> str:
 
 
 def not_a_choice(value: str, allowed, flag: str) -> str:
+    near = closest(value, allowed)
+    return f"{flag} {value!r}: use one of {', '.join(allowed)}" + (f" (did you mean {near}?)" if near else "")
+
+
+def closest(value: str, allowed) -> Optional[str]:
     from difflib import get_close_matches
 
     near = get_close_matches(value, allowed, n=1)
-    return f"{flag} {value!r}: use one of {', '.join(allowed)}" + (f" (did you mean {near[0]}?)" if near else "")
+    return near[0] if near else None
 
 
 class Choice(click.Choice):
@@ -318,7 +324,8 @@ class Choice(click.Choice):
             try:
                 self.parse(value)
             except InputError as exc:
-                fail(str(exc))
+                near = closest(value.lower(), self.choices)
+                fail(str(exc) + (f" (did you mean {near}?)" if near and "did you mean" not in str(exc) else ""))
         elif value not in self.choices:
             fail(not_a_choice(value, self.choices, self.flag))
         return value
@@ -411,8 +418,8 @@ def warn_if_stale(kb) -> None:
         return
     age = (datetime.date.today() - fetched).days
     if age > STALE_AFTER_DAYS:
-        typer.echo(f"stackresolve: note: the package index data is {age} days old (fetched {fetched}, "
-                   f"{kb.wheels_origin}); `stackresolve refresh` reads it again", err=True)
+        sys.stderr.write(paint(f"stackresolve: note: the package index data is {age} days old (fetched {fetched}, "
+                               f"{kb.wheels_origin}); `stackresolve refresh` reads it again\n", sys.stderr))
 
 
 def emit_resolution(resolution, kb, fmt: str, out: Optional[str], options=None) -> None:
