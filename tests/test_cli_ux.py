@@ -82,7 +82,8 @@ def test_a_bare_stackresolve_prints_the_help_and_exits_0():
      "json?)"),
     (["plan", "--no-detect", "--tf", "1.15", "--os", "beos"],
      "--os 'beos': unknown operating system; use one of linux, windows, macos, wsl2"),
-    (["matrix", "--os", "linx"], "--os 'linx': unknown operating system; use one of linux, windows, macos, wsl2"),
+    (["matrix", "--os", "linx"],
+     "--os 'linx': unknown operating system; use one of linux, windows, macos, wsl2 (did you mean linux?)"),
     (["show", "tensorflow", "1.15"], "component 'tensorflow': use one of tf, torch, jax"),
     (["plan", "--no-detect", "--tf", "1.15", "--format", "pip", "--json"], "--json and --format pip: give one of them"),
     (["detect", "--json", "--format", "text"], "--json and --format text: give one of them"),
@@ -98,6 +99,64 @@ def test_os_aliases_are_still_accepted():
                                       "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["request"]["os"] == "windows"
+
+
+@pytest.mark.parametrize("args", [
+    ["plan", "--no-detect", "--tf", "1.15", "--gpu", "RTX 3090", "--os", "linux"],
+    ["show", "torch", "2.5"], ["matrix", "--gpu", "K80"], ["gpus", "1080"],
+])
+def test_json_is_format_json(args):
+    short, long = (CliRunner().invoke(app, [*args, *flag]) for flag in (["--json"], ["--format", "json"]))
+    assert short.exit_code == long.exit_code == 0
+    assert short.stdout == long.stdout
+    assert json.loads(short.stdout)["schema"].startswith("stackresolve/")
+    both = CliRunner().invoke(app, [*args, "--format", "json", "--json"])
+    assert both.exit_code == 0 and both.stdout == long.stdout
+
+
+def _on_a_terminal(args: list[str], env: dict) -> bytes:
+    """stdout and stderr of `stackresolve ARGS` run on a pseudo-terminal."""
+    parent, child = pty.openpty()
+    process = subprocess.Popen([*STACKRESOLVE, *args], stdin=subprocess.DEVNULL, stdout=child, stderr=child,
+                               env={**os.environ, **env})
+    os.close(child)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(parent, 65536)
+        except OSError:  # the terminal closed: the process is done
+            break
+        if not chunk:
+            break
+        out += chunk
+    process.wait(timeout=60)
+    os.close(parent)
+    return out
+
+
+WARNING_PLAN = ["plan", "--no-detect", "--tf", "1.15", "--gpu", "RTX 3090", "--os", "linux", "--vendor", "stock"]
+
+
+def test_error_and_warning_words_are_coloured_on_a_terminal():
+    env = {"NO_COLOR": "", "TERM": "xterm"}
+    error = _on_a_terminal(["plan", "--no-detect", "--tf", "banana"], env)
+    assert b"stackresolve: \x1b[31m\x1b[1merror\x1b[0m: " in error
+    plan = _on_a_terminal(WARNING_PLAN, env)
+    assert b"[\x1b[33m\x1b[1mwarning\x1b[0m]" in plan or b"[\x1b[31m\x1b[1merror\x1b[0m]" in plan
+
+
+@pytest.mark.parametrize("env", [{"NO_COLOR": "1", "TERM": "xterm"}, {"NO_COLOR": "", "TERM": "dumb"}])
+def test_no_color_and_dumb_terminals_get_no_escape_sequences(env):
+    for args in (["plan", "--no-detect", "--tf", "banana"], WARNING_PLAN):
+        out = _on_a_terminal(args, env)
+        assert b"\x1b" not in out and (b"error" in out or b"warning" in out)
+
+
+def test_a_pipe_gets_no_escape_sequences():
+    for args in (["plan", "--no-detect", "--tf", "banana"], WARNING_PLAN, ["plan", "--no-detect", "--tf", "3.1"]):
+        result = cli(*args, env={"NO_COLOR": "", "TERM": "xterm"})
+        assert "\x1b" not in result.stdout + result.stderr
+        assert "error" in result.stdout + result.stderr or "warning" in result.stdout
 
 
 @pytest.mark.parametrize("args, command", [
@@ -119,3 +178,8 @@ def test_the_text_plan_ends_with_the_users_own_command(args, command, tmp_path):
     for fmt in ("pip", "conda", "lock"):  # the line, with one format picked, is a command that runs
         words = shlex.split(f"{command} --format {fmt}")
         assert CliRunner().invoke(app, words[1:]).exit_code == 0
+
+
+def test_json_on_a_terminal_has_no_escape_sequences():
+    out = _on_a_terminal([*WARNING_PLAN, "--json"], {"NO_COLOR": "", "TERM": "xterm"})
+    assert b"[warning]" in out and b"\x1b" not in out
