@@ -15,9 +15,7 @@ def _names() -> tuple[str, ...]:
 
 @schema_app.command()
 def schema(
-    name: str = typer.Argument(..., click_type=Choice(_names, "schema"),
-                               help="The document: plan, lock, detect, explain, doctor, check, matrix, gpus, show-tf, "
-                                    "show-torch or show-jax."),
+    name: str = typer.Argument(..., click_type=Choice(_names, "schema"), help="The document's name."),
 ) -> None:
     """Print the JSON Schema of one of the JSON documents stackresolve prints."""
     import json
