@@ -31,7 +31,8 @@ QUICK_START = ["python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/st
 # Commands that probe this machine unless told not to: the README shows them as users type them.
 NO_DETECT = ("plan", "explain", "check")
 # The README's placeholders, and what the test puts in their place.
-PLACEHOLDERS = {"COMMAND": "plan"}
+PLACEHOLDERS = {"COMMAND": "plan", "SOURCE": "inventory.toml"}
+INVENTORY = ROOT / "tests" / "fixtures" / "fleet" / "issue-lab.toml"
 
 
 @dataclass(frozen=True)
@@ -112,15 +113,22 @@ def _runnable(shown: Shown) -> tuple[dict[str, str], list[str]]:
     args = [PLACEHOLDERS.get(w, w) for w in words[1:]]
     if args and args[0] in NO_DETECT and not env:  # STACKRESOLVE_DRIVER=...: what detection is told instead
         args.append("--no-detect")
-        if args[0] != "explain" and "--os" not in args:
+        if args[0] != "explain" and "--os" not in args and "--fleet" not in args:  # a fleet's files say each OS
             args += ["--os", "linux"]
     return env, args
 
 
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory):
+    """The folder the README's commands run in, with the files they name: train.log (a real log, see
+    fixtures/errors/README.md), inventory.toml (issue 26's lab), and the stack-1.lock that the fleet section's
+    `-o DIR` writes (made here as the section says: `plan --fleet ... -o DIR`)."""
     folder = tmp_path_factory.mktemp("readme")
-    shutil.copy(LOG, folder / "train.log")  # `explain --file train.log`: a real log (see fixtures/errors/README.md)
+    shutil.copy(LOG, folder / "train.log")
+    shutil.copy(INVENTORY, folder / "inventory.toml")
+    made = CliRunner().invoke(app, ["plan", "--no-detect", "--tf", "latest", "--fleet", str(folder / "inventory.toml"),
+                                    "-o", str(folder)], env={"STACKRESOLVE_CACHE_DIR": str(folder / "cache")})
+    assert made.exit_code == 0 and (folder / "stack-1.lock").is_file(), made.output
     return folder
 
 

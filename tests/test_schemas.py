@@ -78,6 +78,19 @@ def test_plan_lock_and_check_documents_follow_their_schemas(flags, tmp_path):
         assert document(check)["matches"] is (check.exit_code == 0)
 
 
+@pytest.mark.parametrize("source, target", [
+    ("issue-lab.toml", ["--tf", "latest"]), ("blackwell-pascal.toml", ["--torch", "latest"]),
+    ("issue-jax.toml", ["--jax", "latest"]), ("gfd-cluster-nodes.json", ["--tf", "latest"]),
+    ("lab", ["--tf", "2.15"]), ("gfd-cluster-nodes.json", ["--tf", "1.15"]),
+])
+def test_fleet_documents_follow_the_plan_schema(source, target):
+    fleet = Path(__file__).parent / "fixtures" / "fleet" / source
+    result = run("plan", "--no-detect", *target, "--fleet", str(fleet), "--json")
+    assert result.exit_code in (0, 1), result.output
+    doc = document(result)
+    assert doc["fleet"]["groups"] and (doc["fleet"]["stacks"] or doc["fleet"]["excluded"])
+
+
 @pytest.mark.parametrize("log", sorted(p.name for p in ERRORS.glob("*.log")))
 def test_explain_documents_follow_their_schema(log):
     result = run("explain", "--file", str(ERRORS / log), "--no-detect", "--format", "json")
