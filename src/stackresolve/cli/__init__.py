@@ -6,7 +6,7 @@ only for what it uses; the group builds only the command that runs (cli/app.py).
 import os
 import sys
 
-from stackresolve.cli.app import COMMANDS, Exit, app, one_line, paint
+from stackresolve.cli.app import COMMANDS, Exit, app, one_line
 
 
 def main() -> None:
@@ -30,8 +30,8 @@ def main() -> None:
         # click gives no context for an option missing its value: the command is the first known word then
         command = next((a for a in sys.argv[1:] if a in COMMANDS), None) if exc.ctx is None else None
         where = exc.ctx.command_path if exc.ctx is not None else " ".join(filter(None, ("stackresolve", command)))
-        sys.stderr.write(paint(f"stackresolve: error: {one_line(exc.format_message())} ('{where} --help' lists what "
-                               f"is accepted)\n", sys.stderr))
+        sys.stderr.write(f"stackresolve: error: {one_line(exc.format_message())} ('{where} --help' lists what is "
+                         f"accepted)\n")
         code = exc.exit_code
     except click.ClickException as exc:
         exc.show()

@@ -6,7 +6,6 @@ them, so `--help` and every command pay for one command's construction, not eigh
 
 import importlib
 import os
-import re
 import sys
 from typing import Optional
 
@@ -143,33 +142,8 @@ class Exit:
 
 
 def fail(message: str, code: int = Exit.BAD_INPUT) -> None:
-    sys.stderr.write(paint(f"stackresolve: error: {one_line(message)}\n", sys.stderr))
+    sys.stderr.write(f"stackresolve: error: {one_line(message)}\n")
     raise typer.Exit(code)
-
-
-# -- colour: the words that say something went wrong stand out, on a terminal only --------------------------
-_ALARM = re.compile(r"(?m)(?<=^stackresolve: )(?:error|warning|note)(?=:)|(?<=\[)(?:error|warning)(?=\])"
-                    r"|^(?:ERRORS?|WARNINGS?)(?= \(\d+\)$)")
-_STYLES = {"error": "red", "warning": "yellow", "note": "cyan"}
-
-
-def colour_wanted(stream) -> bool:
-    """Colour only on a terminal, and never with NO_COLOR set (no-color.org) or TERM=dumb."""
-    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
-        return False
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def paint(text: str, stream) -> str:
-    """`text` with its error/warning words coloured where `stream` is a terminal that wants colour; else as is
-    (and a JSON document always as is)."""
-    if text.startswith("{") or not colour_wanted(stream):
-        return text
-    return _ALARM.sub(lambda m: click.style(m.group(0), fg=_STYLES[m.group(0).lower().rstrip("s")], bold=True),
-                      text)
 
 
 def one_line(text: str) -> str:
@@ -214,7 +188,7 @@ def write_stdout(text: str) -> None:
     """Standard output: characters its encoding cannot hold are escaped (main() configures that), and a write
     that fails (a closed pipe, a full disk) is one line and exit 3."""
     try:
-        sys.stdout.write(paint(text, sys.stdout))
+        sys.stdout.write(text)
         sys.stdout.flush()
     except OSError as exc:
         _silence_stdout()
@@ -418,8 +392,8 @@ def warn_if_stale(kb) -> None:
         return
     age = (datetime.date.today() - fetched).days
     if age > STALE_AFTER_DAYS:
-        sys.stderr.write(paint(f"stackresolve: note: the package index data is {age} days old (fetched {fetched}, "
-                               f"{kb.wheels_origin}); `stackresolve refresh` reads it again\n", sys.stderr))
+        sys.stderr.write(f"stackresolve: note: the package index data is {age} days old (fetched {fetched}, "
+                         f"{kb.wheels_origin}); `stackresolve refresh` reads it again\n")
 
 
 def emit_resolution(resolution, kb, fmt: str, out: Optional[str], options=None) -> None:

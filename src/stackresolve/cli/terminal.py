@@ -5,9 +5,15 @@ Control characters (C0 but tab and newline, DEL, C1: ESC, BEL, CSI, OSC, a bare 
 bidirectional-override characters that reorder how a line reads (Trojan Source, CVE-2021-42574) are shown as
 Python escapes (`\\x1b`, `\\u202e`), the style the streams already use for characters their encoding cannot hold.
 In JSON output the same text is a JSON escape of the same character, so documents stay valid and mean the same.
+
+After the gate, and only on a terminal that wants colour, our own words that say something went wrong are
+coloured (`paint`): the escape sequences are ours, added to text that has already passed `safe`.
 """
 
 from __future__ import annotations
+
+import os
+import re
 
 _KEPT = {"\t", "\n"}
 _BIDI = [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]
@@ -27,7 +33,7 @@ class SafeStream:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        self._stream.write(safe(text))
+        self._stream.write(paint(safe(text), self._stream))
         return len(text)
 
     def writelines(self, lines) -> None:
@@ -46,3 +52,30 @@ def guard_standard_streams() -> None:
         stream = getattr(sys, name)
         if stream is not None and not isinstance(stream, SafeStream):
             setattr(sys, name, SafeStream(stream))
+
+
+# -- colour: the words that say something went wrong stand out, on a terminal only --------------------------
+_ALARM = re.compile(r"(?m)(?<=^stackresolve: )(?:error|warning|note)(?=:)|(?<=\[)(?:error|warning)(?=\])"
+                    r"|^(?:ERRORS?|WARNINGS?)(?= \(\d+\)$)")
+_STYLES = {"error": "red", "warning": "yellow", "note": "cyan"}
+
+
+def colour_wanted(stream) -> bool:
+    """Colour only on a terminal, and never with NO_COLOR set (no-color.org) or TERM=dumb."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def paint(text: str, stream) -> str:
+    """`text` with our error/warning words coloured where `stream` is a terminal that wants colour; else as is
+    (and a JSON document always as is)."""
+    if text.startswith("{") or not _ALARM.search(text) or not colour_wanted(stream):
+        return text
+    import click
+
+    return _ALARM.sub(lambda m: click.style(m.group(0), fg=_STYLES[m.group(0).lower().rstrip("s")], bold=True),
+                      text)
