@@ -66,6 +66,7 @@ def test_plan_lock_and_check_documents_follow_their_schemas(flags, tmp_path):
     assert plan.exit_code in (0, 1), plan.output
     doc = document(plan)
     assert (doc["stack"] is None) == (plan.exit_code == 1) == (doc["status"] == "impossible")
+    assert not set(doc["plans"]) & set(doc["refused_formats"])  # a refused format has no plan text
     if doc["stack"] is None:
         return
     lock_file = tmp_path / "stackresolve.lock"
