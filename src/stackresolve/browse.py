@@ -7,7 +7,8 @@ import json
 from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase, normalize_gpu_name
-from stackresolve.knowledge.model import WHEEL_PLATFORMS, cc_tuple
+from stackresolve.knowledge.model import WHEEL_PLATFORMS
+from stackresolve.model.values import ComputeCapability
 from stackresolve.model.numbers import parse_version, quoted
 from stackresolve.request import InputError
 
@@ -15,7 +16,7 @@ GPU_PACKAGES = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-in
 
 
 def _matching_gpus(kb: KnowledgeBase, search: str | None):
-    gpus = sorted(kb.gpus, key=lambda g: (cc_tuple(g.cc), g.name))
+    gpus = sorted(kb.gpus, key=lambda g: (ComputeCapability.parse(g.cc), g.name))
     if not search:
         return gpus
     needle = normalize_gpu_name(search)

@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 from packaging.version import Version
 
 from stackresolve.fleet.model import Group
-from stackresolve.knowledge.model import cc_tuple
 from stackresolve.model.enums import GpuSupport, Severity
 from stackresolve.model.stack import Resolution, Stack
 from stackresolve.request import Request, gpu_from_cc
@@ -84,7 +83,7 @@ def group_request(kb, base: Request, groups: list[Group] | tuple[Group, ...]) ->
         for fact in g.gpus:
             target = gpu_from_cc(kb, fact.cc, fact.model or fact.name, f"fleet group {g.name}")
             gpus.append(replace(target, driver=g.driver) if many else target)
-    gpus = sorted(dict.fromkeys(gpus), key=lambda t: cc_tuple(t.cc))
+    gpus = sorted(dict.fromkeys(gpus), key=lambda t: t.capability)
     drivers = [g.driver for g in groups if g.driver]
     driver = min(drivers, key=Version) if drivers else None
     why = f"fleet: one stack for {names}" + (f" (the lowest driver of them: {driver})" if many and driver else "")

@@ -21,8 +21,8 @@ from stackresolve.knowledge.model import (
     TensorFlowLine,
     TestedBuild,
     WheelRelease,
-    cc_tuple,
 )
+from stackresolve.model.values import ComputeCapability
 
 
 def normalize_gpu_name(name: str) -> str:
@@ -127,7 +127,8 @@ class KnowledgeBase:
         from stackresolve.model.enums import GpuSupport
 
         lines = sorted({a.line for a in self.compiled_archs}, key=lambda l: Version(l))
-        return [l for l in lines if classify_support(self.compiled_arch(l, os), cc) is GpuSupport.NATIVE]
+        gpu = ComputeCapability.parse(cc)
+        return [l for l in lines if classify_support(self.compiled_arch(l, os), gpu) is GpuSupport.NATIVE]
 
     def cudnn_artifact(self, line: str, os: str) -> CudnnArtifact | None:
         """The cuDNN TensorFlow's own artifacts used for a line on an OS ("wsl2" is linux)."""
@@ -240,7 +241,7 @@ class KnowledgeBase:
 
     def known_ccs(self) -> list[str]:
         ccs = {g.cc for g in self.gpus} | {c for a in self.arch_support for c in a.cc}
-        return sorted(ccs, key=cc_tuple)
+        return sorted(ccs, key=ComputeCapability.parse)
 
     def representative_gpu(self, cc: str) -> Gpu | None:
         return next((g for g in self.gpus if g.cc == cc), None)

@@ -15,12 +15,6 @@ WHEEL_PLATFORMS = ("linux", "linux_aarch64", "windows", "macos_x86_64", "macos_a
 
 
 @lru_cache(maxsize=None)
-def cc_tuple(cc: str) -> tuple[int, int]:
-    """'8.6' -> (8, 6); compute capabilities compare as (major, minor) pairs, not as decimals."""
-    major, minor = cc.split(".")
-    return int(major), int(minor)
-
-
 @dataclass(frozen=True, eq=False)
 class TensorFlowLine:
     version: str
