@@ -8,8 +8,8 @@ from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase, normalize_gpu_name
 from stackresolve.knowledge.model import WHEEL_PLATFORMS
-from stackresolve.model.values import ComputeCapability
 from stackresolve.model.numbers import parse_version, quoted
+from stackresolve.model.values import ComputeCapability, release_line
 from stackresolve.request import InputError
 
 GPU_PACKAGES = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-intel")
@@ -169,12 +169,11 @@ def show_torch_text(kb: KnowledgeBase, version: str) -> str:
 
 
 def show_jax_data(kb: KnowledgeBase, version: str) -> dict:
-    from stackresolve.knowledge.frameworks import line_of
 
     fk = kb.frameworks
-    known = sorted({line_of(p.jax) for p in fk.jax_pairings}, key=Version)
+    known = sorted({release_line(p.jax) for p in fk.jax_pairings}, key=Version)
     line = _framework_line(kb, "jax", version, known)
-    pairings = [p for p in fk.jax_pairings if line_of(p.jax) == line]
+    pairings = [p for p in fk.jax_pairings if release_line(p.jax) == line]
     versions = {p.jax for p in pairings}
     return {
         "line": line,

@@ -14,14 +14,14 @@ from typing import Callable
 from packaging.version import InvalidVersion, Version
 
 from stackresolve.doctor.installed import resolve_installed
-from stackresolve.doctor.machine import gpu_cc, gpu_label, major_minor, os_of, unknown_cc_finding
+from stackresolve.doctor.machine import gpu_cc, gpu_label, os_of, unknown_cc_finding
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.model import CompiledArch
 from stackresolve.knowledge.rules import classify_support
 from stackresolve.model.enums import Framework, GpuSupport, Os, Severity
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Resolution
-from stackresolve.model.values import ComputeCapability
+from stackresolve.model.values import ComputeCapability, major_minor
 from stackresolve.request import Flags, InputError, build_request, validate_version
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO

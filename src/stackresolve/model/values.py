@@ -10,21 +10,42 @@ Text is read by the project's number rule (model/numbers.py): ASCII digits only,
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
-from stackresolve.model.numbers import NUMBER
+from stackresolve.model.numbers import MAX_DIGITS
 
-_TWO_PARTS = re.compile(rf"({NUMBER})\.({NUMBER})")
-_LEADING_TWO_PARTS = re.compile(rf"({NUMBER})\.({NUMBER})(?![0-9])")
-_DOTTED = re.compile(rf"{NUMBER}(?:\.{NUMBER})*")
+
+def _numbers(text: str) -> tuple[int, ...] | None:
+    """The dot-separated numbers of `text` under the number rule ('535.104.05' -> (535, 104, 5)), or None.
+    String methods, not a regular expression: compiling one costs more at start-up than all the parsing done."""
+    if not isinstance(text, str):
+        return None
+    parts = text.split(".")
+    if not all(p.isascii() and p.isdigit() and len(p) <= MAX_DIGITS for p in parts):
+        return None
+    return tuple(int(p) for p in parts)
 
 
 def major_minor(text: str | None) -> str | None:
     """The major.minor a version begins with: '8.1.0.77' -> '8.1', '3.11.7' -> '3.11', '12.4 (nvcc)' -> '12.4';
     None when it does not begin with two numbers ('8', '', None) or a part breaks the number rule."""
-    m = _LEADING_TWO_PARTS.match(text or "")
-    return f"{m.group(1)}.{m.group(2)}" if m else None
+    major, dot, rest = (text or "").partition(".")
+    end = 0
+    while end < len(rest) and "0" <= rest[end] <= "9":
+        end += 1
+    minor = rest[:end]
+    if not dot or _numbers(major) is None or not minor or len(minor) > MAX_DIGITS:
+        return None
+    return f"{major}.{minor}"
+
+
+def release_line(version: str) -> str:
+    """The release line of a PEP 440 version as packaging reads it: '2.5.1+cu121' -> '2.5', '2' -> '2.0'.
+    packaging's InvalidVersion (a ValueError) when it is none."""
+    from packaging.version import Version
+
+    v = Version(version)
+    return f"{v.major}.{v.minor}"
 
 
 class _Pair:
@@ -75,10 +96,10 @@ class ComputeCapability(_Pair):
     @lru_cache(maxsize=256)
     def parse(text: str) -> "ComputeCapability":
         """'8.6' -> ComputeCapability(8, 6); ValueError for anything else ('8', '8.6.1', '８.６')."""
-        m = _TWO_PARTS.fullmatch(text) if isinstance(text, str) else None
-        if m is None:
+        numbers = _numbers(text)
+        if numbers is None or len(numbers) != 2:
             raise ValueError(f"not a compute capability: {text!r}")
-        return ComputeCapability(int(m.group(1)), int(m.group(2)))
+        return ComputeCapability(*numbers)
 
     @property
     def sm(self) -> str:
@@ -96,10 +117,10 @@ class CudaLine(_Pair):
     @lru_cache(maxsize=256)
     def parse(text: str) -> "CudaLine":
         """'12.4' / '12.4.131' / '10' -> the line; ValueError for anything else ('12.x', '')."""
-        if not isinstance(text, str) or _DOTTED.fullmatch(text) is None:
+        numbers = _numbers(text)
+        if numbers is None:
             raise ValueError(f"not a CUDA version: {text!r}")
-        parts = text.split(".")
-        return CudaLine(int(parts[0]), int(parts[1]) if len(parts) > 1 else 0)
+        return CudaLine(numbers[0], numbers[1] if len(numbers) > 1 else 0)
 
 
 class DriverVersion:
@@ -125,9 +146,10 @@ class DriverVersion:
     @lru_cache(maxsize=256)
     def parse(text: str) -> "DriverVersion":
         """'535.104.05' / '580' -> the version; ValueError for anything else."""
-        if not isinstance(text, str) or _DOTTED.fullmatch(text) is None:
+        numbers = _numbers(text)
+        if numbers is None:
             raise ValueError(f"not a driver version: {text!r}")
-        return DriverVersion(text, tuple(int(p) for p in text.split(".")))
+        return DriverVersion(text, numbers)
 
     @property
     def branch(self) -> int:
