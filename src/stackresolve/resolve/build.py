@@ -26,7 +26,7 @@ from stackresolve.knowledge.rules import (
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import CudaPin, CudnnPin, DriverPin, FrameworkPin, GpuEntry, GpuPin, PythonPin, Stack
-from stackresolve.model.values import ComputeCapability
+from stackresolve.model.values import ComputeCapability, DriverVersion
 from stackresolve.request import Request
 from stackresolve.resolve.candidates import (
     NVIDIA_INDEX,
@@ -340,7 +340,7 @@ def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
                                 f"NVIDIA's table gives no minimum {request.driver_os} driver for CUDA "
                                 f"{toolkit.version}", source=toolkit.source))
     wsl = kb.platform_minimum("wsl2") if request.os is Os.WSL2 else None
-    if wsl and (not minimum or Version(wsl.driver) > Version(minimum)):
+    if wsl and (not minimum or DriverVersion.parse(wsl.driver) > DriverVersion.parse(minimum)):
         minimum, source = wsl.driver, wsl.source
     gpu_floor = gpu_driver_floor(kb, request)
     gpu_why = ""

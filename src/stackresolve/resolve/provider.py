@@ -18,7 +18,7 @@ from stackresolve.knowledge.rules import (
     minor_compat_floor,
 )
 from stackresolve.model.enums import Framework, GpuSupport, Os
-from stackresolve.model.values import ComputeCapability
+from stackresolve.model.values import ComputeCapability, DriverVersion
 from stackresolve.request import Request
 from stackresolve.resolve.candidates import (
     PYTHON_CANDIDATES,
@@ -284,7 +284,7 @@ def own_driver_conflicts(kb: KnowledgeBase, request: Request) -> list[Req]:
         if gpu.driver is None:
             continue
         floor = compute_capability_driver_floor(kb, gpu.cc, request.driver_os)
-        if floor is not None and Version(gpu.driver) < Version(floor[0]):
+        if floor is not None and DriverVersion.parse(gpu.driver) < DriverVersion.parse(floor[0]):
             reqs.append(Req("driver", lambda c: False, f"{floor[1]}; {gpu.label} runs on driver {gpu.driver}",
                             floor[2]))
     return reqs
@@ -299,7 +299,7 @@ def driver_floor(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) ->
     floor = fw.nvidia.driver_stated if fw.nvidia is not None else (
         toolkit.min_driver(request.driver_os) if toolkit else "")
     wsl = kb.platform_minimum("wsl2") if request.os is Os.WSL2 else None
-    if wsl and (not floor or Version(wsl.driver) > Version(floor)):
+    if wsl and (not floor or DriverVersion.parse(wsl.driver) > DriverVersion.parse(floor)):
         floor = wsl.driver
     gpu = gpu_driver_floor(kb, request)
     if gpu and (not floor or Version(gpu[0]) > Version(floor)):
