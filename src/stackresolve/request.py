@@ -445,7 +445,7 @@ def build_request(kb: "KnowledgeBase", flags: Flags, machine: "Machine | None") 
 
 def tf_line_for_cuda(kb: "KnowledgeBase", cuda: str, os_name: str) -> str | None:
     """The newest TensorFlow line whose tested GPU build on this OS uses a CUDA version ("10.0", "11.x")."""
-    table_os = "windows" if os_name == "windows" else "linux"
+    table_os = Os(os_name).table_os
     major = cuda[:-2] if cuda.endswith(".x") else None
     lines = [b.line for b in kb.tested_builds if b.os == table_os and b.gpu
              and (b.cuda == cuda or (major is not None and b.cuda.split(".")[0] == major))]

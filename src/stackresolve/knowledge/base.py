@@ -22,6 +22,7 @@ from stackresolve.knowledge.model import (
     TestedBuild,
     WheelRelease,
 )
+from stackresolve.model.enums import Os
 from stackresolve.model.values import ComputeCapability
 
 
@@ -114,9 +115,9 @@ class KnowledgeBase:
         """The CUDA code in a line's official wheels; for an OS ("windows", "linux"; WSL2 is linux) and a
         release, the measured exception where that release's wheels differ from the line's record."""
         if os is not None:
-            wheel_os = "windows" if os == "windows" else "linux"
+            table_os = Os(os).table_os
             for arch in self.compiled_archs:
-                if arch.os == wheel_os and arch.line == line and (not arch.versions or version in arch.versions):
+                if arch.os == table_os and arch.line == line and (not arch.versions or version in arch.versions):
                     return arch
         return self._arch_by_line.get(line)
 
@@ -132,7 +133,7 @@ class KnowledgeBase:
 
     def cudnn_artifact(self, line: str, os: str) -> CudnnArtifact | None:
         """The cuDNN TensorFlow's own artifacts used for a line on an OS ("wsl2" is linux)."""
-        table_os = "windows" if os == "windows" else "linux"
+        table_os = Os(os).table_os
         return next((a for a in self.cudnn_artifacts if a.line == line and a.os == table_os), None)
 
     def cudnn_channels(self, cuda: str, os: str) -> dict[str, frozenset[str]]:

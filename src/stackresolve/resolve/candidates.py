@@ -270,7 +270,7 @@ def framework_candidates(kb: KnowledgeBase, request: Request) -> list[FrameworkC
 
 def _stock_candidates(kb: KnowledgeBase, request: Request, line: TensorFlowLine) -> list[FrameworkCandidate]:
     gpu = not request.cpu_only
-    table_os = "windows" if request.os is Os.WINDOWS else ("macos" if request.os is Os.MACOS else "linux")
+    table_os = request.os.wheel_os
     out: list[FrameworkCandidate] = []
     if gpu:
         package = line.gpu_package_windows if request.os is Os.WINDOWS else (
