@@ -37,7 +37,7 @@ class Cell:
     def to_json(self) -> dict:
         doc = dict(self.__dict__)
         doc["version"] = self.tf
-        if self.framework != Framework.TENSORFLOW.value:
+        if self.framework != Framework.TENSORFLOW:
             doc["tf"] = None  # "tf" names TensorFlow's version only; "version" is every framework's
         return doc
 
@@ -103,7 +103,7 @@ def _resolve_cell(kb: KnowledgeBase, cell_request: Request, line: str, os_name: 
         ", ".join(warnings),
         fw.vendor.value,
         fw.name,
-        fw.variant or (fw.extras[0] if fw.extras and fw.name == Framework.JAX.value else None),
+        fw.variant or (fw.extras[0] if fw.extras and fw.framework is Framework.JAX else None),
         fw.index_url,
     )
 

@@ -36,7 +36,7 @@ JAX_NO_CUDA = ("An NVIDIA GPU may be present on this machine, but a CUDA-enabled
 
 def installed_frameworks(machine) -> list:
     """The installed PyTorch and JAX (detect's FrameworkInfo records), PyTorch first."""
-    return [f for name in ("pytorch", "jax") for f in machine.frameworks if f.name == name and f.version]
+    return [f for name in (Framework.PYTORCH, Framework.JAX) for f in machine.frameworks if f.name == name and f.version]
 
 
 def public_version(text: str | None) -> str | None:
@@ -248,9 +248,9 @@ def _pip_command(kb: KnowledgeBase, resolution: Resolution, check_version: str, 
         command += " " + " ".join(plan.index_args)
     fw = stack.framework
     remove = []
-    if fw.name == "pytorch" and public_version(fw.version) == check_version:
+    if fw.framework is Framework.PYTORCH and public_version(fw.version) == check_version:
         remove = [package] + [c.name for c in installed_companions if c.name in ("torchvision", "torchaudio")]
-    elif fw.name == "jax" and stack.cuda is None:
+    elif fw.framework is Framework.JAX and stack.cuda is None:
         remove = [c.name for c in installed_companions if re.fullmatch(r"jax-cuda\d+-(plugin|pjrt)", c.name)]
     return f"pip uninstall -y {' '.join(remove)} && {command}" if remove else command
 
