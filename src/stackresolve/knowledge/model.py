@@ -6,7 +6,7 @@ __eq__/__hash__ saves their construction at every start."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 from packaging.version import Version
 
@@ -14,7 +14,6 @@ from packaging.version import Version
 WHEEL_PLATFORMS = ("linux", "linux_aarch64", "windows", "macos_x86_64", "macos_arm64")
 
 
-@lru_cache(maxsize=None)
 @dataclass(frozen=True, eq=False)
 class TensorFlowLine:
     version: str
