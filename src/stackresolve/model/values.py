@@ -26,6 +26,14 @@ def _numbers(text: str) -> tuple[int, ...] | None:
     return tuple(int(p) for p in parts)
 
 
+def _parsed(text: str, what: str, parts: int | None = None) -> tuple[int, ...]:
+    """`_numbers(text)`, of exactly `parts` numbers where given; ValueError naming `what` otherwise."""
+    numbers = _numbers(text)
+    if numbers is None or (parts is not None and len(numbers) != parts):
+        raise ValueError(f"not {what}: {text!r}")
+    return numbers
+
+
 def major_minor(text: str | None) -> str | None:
     """The major.minor a version begins with: '8.1.0.77' -> '8.1', '3.11.7' -> '3.11', '12.4 (nvcc)' -> '12.4';
     None when it does not begin with two numbers ('8', '', None) or a part breaks the number rule."""
@@ -48,24 +56,13 @@ def release_line(version: str) -> str:
     return f"{v.major}.{v.minor}"
 
 
-class _Pair:
-    """A (major, minor) value: ordered and compared only with values of its own kind."""
+class _Value:
+    """An immutable value ordered, compared and hashed by its `_key`, only against values of its own kind."""
 
-    __slots__ = ("major", "minor", "_key")
-
-    def __init__(self, major: int, minor: int) -> None:
-        object.__setattr__(self, "major", major)
-        object.__setattr__(self, "minor", minor)
-        object.__setattr__(self, "_key", (major, minor))
+    __slots__ = ("_key",)
 
     def __setattr__(self, name, value):
         raise AttributeError(f"{type(self).__name__} is immutable")
-
-    def __str__(self) -> str:
-        return f"{self.major}.{self.minor}"
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.major}, {self.minor})"
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self._key))
@@ -86,6 +83,23 @@ class _Pair:
         return self._key >= other._key if type(other) is type(self) else NotImplemented
 
 
+class _Pair(_Value):
+    """A (major, minor) value."""
+
+    __slots__ = ("major", "minor")
+
+    def __init__(self, major: int, minor: int) -> None:
+        object.__setattr__(self, "major", major)
+        object.__setattr__(self, "minor", minor)
+        object.__setattr__(self, "_key", (major, minor))
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.major}, {self.minor})"
+
+
 class ComputeCapability(_Pair):
     """An NVIDIA GPU's compute capability, "8.6": ordered as (major, minor) pairs, not as decimals (8.6 < 10.0 <
     12.0), as NVIDIA's CUDA GPU list and the CUDA C++ Programming Guide (Compute Capabilities) number them."""
@@ -96,10 +110,7 @@ class ComputeCapability(_Pair):
     @lru_cache(maxsize=256)
     def parse(text: str) -> "ComputeCapability":
         """'8.6' -> ComputeCapability(8, 6); ValueError for anything else ('8', '8.6.1', '８.６')."""
-        numbers = _numbers(text)
-        if numbers is None or len(numbers) != 2:
-            raise ValueError(f"not a compute capability: {text!r}")
-        return ComputeCapability(*numbers)
+        return ComputeCapability(*_parsed(text, "a compute capability", parts=2))
 
     @property
     def sm(self) -> str:
@@ -117,19 +128,17 @@ class CudaLine(_Pair):
     @lru_cache(maxsize=256)
     def parse(text: str) -> "CudaLine":
         """'12.4' / '12.4.131' / '10' -> the line; ValueError for anything else ('12.x', '')."""
-        numbers = _numbers(text)
-        if numbers is None:
-            raise ValueError(f"not a CUDA version: {text!r}")
+        numbers = _parsed(text, "a CUDA version")
         return CudaLine(numbers[0], numbers[1] if len(numbers) > 1 else 0)
 
 
-class DriverVersion:
+class DriverVersion(_Value):
     """An NVIDIA driver version as NVIDIA prints it ("535.104.05"), or a bare branch ("580", as plans print a
     branch floor). Ordered by its numbers as packaging's Version orders a release: trailing zeros do not count,
     so a branch compares as the branch's first release ("580" == "580.0" < "580.65.06"). str() gives the text
     as read (NVIDIA's zero-padded "05" is kept)."""
 
-    __slots__ = ("text", "release", "_key")
+    __slots__ = ("text", "release")
 
     def __init__(self, text: str, release: tuple[int, ...]) -> None:
         key = release
@@ -139,17 +148,11 @@ class DriverVersion:
         object.__setattr__(self, "release", release)
         object.__setattr__(self, "_key", key)
 
-    def __setattr__(self, name, value):
-        raise AttributeError("DriverVersion is immutable")
-
     @staticmethod
     @lru_cache(maxsize=256)
     def parse(text: str) -> "DriverVersion":
         """'535.104.05' / '580' -> the version; ValueError for anything else."""
-        numbers = _numbers(text)
-        if numbers is None:
-            raise ValueError(f"not a driver version: {text!r}")
-        return DriverVersion(text, numbers)
+        return DriverVersion(text, _parsed(text, "a driver version"))
 
     @property
     def branch(self) -> int:
@@ -161,21 +164,3 @@ class DriverVersion:
 
     def __repr__(self) -> str:
         return f"DriverVersion({self.text!r})"
-
-    def __hash__(self) -> int:
-        return hash(("DriverVersion", self._key))
-
-    def __eq__(self, other):
-        return self._key == other._key if type(other) is DriverVersion else NotImplemented
-
-    def __lt__(self, other):
-        return self._key < other._key if type(other) is DriverVersion else NotImplemented
-
-    def __le__(self, other):
-        return self._key <= other._key if type(other) is DriverVersion else NotImplemented
-
-    def __gt__(self, other):
-        return self._key > other._key if type(other) is DriverVersion else NotImplemented
-
-    def __ge__(self, other):
-        return self._key >= other._key if type(other) is DriverVersion else NotImplemented
