@@ -11,7 +11,6 @@ from packaging.specifiers import SpecifierSet
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.rules import arch_predates, classify_support
 from stackresolve.model.enums import Framework, Os, Severity, Vendor
-from stackresolve.model.values import ComputeCapability
 from stackresolve.request import Request
 from stackresolve.resolve import resolve
 from stackresolve.resolve.candidates import NVIDIA_GPU_FLOOR
@@ -54,8 +53,7 @@ def gpu_signature(kb: KnowledgeBase, line: str, gpu, framework: Framework = Fram
 
 def _gpu_signature(kb: KnowledgeBase, line: str, gpu) -> tuple:
     lows, highs = kb.memo("arch-bounds", lambda: (
-        sorted({ComputeCapability.parse(r.arch_min) for r in (*kb.toolkits, *kb.cudnn)}),
-        sorted({r.arch_max for r in (*kb.toolkits, *kb.cudnn)}, key=ComputeCapability.parse)))
+        sorted({r.min_cc for r in (*kb.toolkits, *kb.cudnn)}), sorted({r.max_cc for r in (*kb.toolkits, *kb.cudnn)})))
     cc = gpu.capability
     support = kb.arch_support_for(gpu.cc)
     # Every release and OS variant of the line: the best the resolver could pick depends on all of them.

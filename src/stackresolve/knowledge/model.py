@@ -10,6 +10,8 @@ from functools import cached_property
 
 from packaging.version import Version
 
+from stackresolve.model.values import ComputeCapability
+
 # Wheel platform keys of tensorflow_wheels.toml, in the order plans mention them.
 WHEEL_PLATFORMS = ("linux", "linux_aarch64", "windows", "macos_x86_64", "macos_arm64")
 
@@ -106,8 +108,24 @@ class WheelRelease:
         return f"{v.major}.{v.minor}"
 
 
+class _ArchRange:
+    """A record's arch_min / arch_max (the compute capabilities it supports, as the TOML writes them), parsed
+    once, when first compared."""
+
+    arch_min: str
+    arch_max: str
+
+    @cached_property
+    def min_cc(self) -> ComputeCapability:
+        return ComputeCapability.parse(self.arch_min)
+
+    @cached_property
+    def max_cc(self) -> ComputeCapability:
+        return ComputeCapability.parse(self.arch_max)
+
+
 @dataclass(frozen=True, eq=False)
-class CudaToolkit:
+class CudaToolkit(_ArchRange):
     version: str
     releases: tuple[str, ...]
     driver_linux: str
@@ -140,7 +158,7 @@ class CudnnBuild:
 
 
 @dataclass(frozen=True, eq=False)
-class CudnnRelease:
+class CudnnRelease(_ArchRange):
     version: str
     builds: tuple[CudnnBuild, ...]
     arch_min: str

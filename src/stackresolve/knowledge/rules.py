@@ -128,16 +128,16 @@ def worst_support(levels: Iterable[GpuSupport]) -> GpuSupport:
     return max(levels, key=lambda s: s.rank, default=GpuSupport.NATIVE)
 
 
-def arch_predates(arch_max: str, gpu: ComputeCapability) -> bool:
+def arch_predates(arch_max: ComputeCapability, gpu: ComputeCapability) -> bool:
     """A library whose newest architecture is `arch_max` has no machine code this GPU runs: it belongs to a newer
     major. Within a major, machine code for X.y runs on X.z for z >= y (NVIDIA CUDA C++ Programming Guide, Binary
     Compatibility), so an 8.0 library serves an 8.6 GPU."""
-    return gpu.major > ComputeCapability.parse(arch_max).major
+    return gpu.major > arch_max.major
 
 
 def toolkit_predates(toolkit: CudaToolkit, gpu: ComputeCapability) -> bool:
     """The CUDA toolkit knows no architecture this GPU runs: its libraries (cuBLAS, cuFFT) carry no kernels for it."""
-    return arch_predates(toolkit.arch_max, gpu)
+    return arch_predates(toolkit.max_cc, gpu)
 
 
 # -- drivers -------------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from stackresolve.knowledge.rules import (
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import CudaPin, CudnnPin, DriverPin, FrameworkPin, GpuEntry, GpuPin, PythonPin, Stack
-from stackresolve.model.values import ComputeCapability, DriverVersion
+from stackresolve.model.values import DriverVersion
 from stackresolve.request import Request
 from stackresolve.resolve.candidates import (
     NVIDIA_INDEX,
@@ -307,7 +307,7 @@ def also_works(kb: KnowledgeBase, request: Request, compiled: str, chosen: str, 
             continue
         if not any(cuda_line_fits(b.cuda, cuda) for b in release.builds):
             continue
-        if any(ComputeCapability.parse(release.arch_min) > g.capability for g in request.gpus):
+        if any(release.min_cc > g.capability for g in request.gpus):
             continue
         minor = key.release[:2]
         if minor not in newest or key > newest[minor].key:
@@ -440,7 +440,7 @@ def gpu_findings(request: Request, fw: FrameworkCandidate, toolkit: CudaToolkit,
                 f"and cuDNN from this toolkit carry no kernels for it and may fail at run time.",
                 fix=f"Prefer a {fw.framework.display} release built with a CUDA that knows this GPU.",
                 source=toolkit.source))
-        elif cudnn is not None and arch_predates(cudnn.arch_max, gpu.capability):
+        elif cudnn is not None and arch_predates(cudnn.max_cc, gpu.capability):
             findings.append(Finding(
                 Severity.WARNING, "cudnn-predates-gpu",
                 f"cuDNN {cudnn.version} predates {label} (newest supported architecture {cudnn.arch_max}).",

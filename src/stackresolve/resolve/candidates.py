@@ -137,9 +137,9 @@ class CudnnCandidate:
     def key(self) -> Version:
         return self.release.key
 
-    @cached_property
+    @property
     def arch_min(self) -> ComputeCapability:
-        return ComputeCapability.parse(self.release.arch_min)
+        return self.release.min_cc
 
 
 @dataclass(frozen=True)
@@ -380,7 +380,7 @@ def _nvidia_candidates(kb: KnowledgeBase, request: Request) -> list[FrameworkCan
 def nvidia_arch(kb: KnowledgeBase, build: NvidiaBuild, toolkit: CudaToolkit) -> CompiledArch:
     """NVIDIA's builds run on compute capability 6.0 up to what their CUDA targets (no PTX beyond it)."""
     ccs = tuple(c for c in kb.known_ccs()
-                if NVIDIA_GPU_FLOOR <= ComputeCapability.parse(c) <= ComputeCapability.parse(toolkit.arch_max))
+                if NVIDIA_GPU_FLOOR <= ComputeCapability.parse(c) <= toolkit.max_cc)
     return CompiledArch(line="1.15", sass=ccs, ptx=(), source=build.source,
                         note="NVIDIA's release notes: compute capability 6.0 and later, up to the CUDA toolkit's "
                              "newest architecture")

@@ -262,7 +262,7 @@ def compute_capability_driver_floor(kb: KnowledgeBase, cc: str, driver_os: Os):
 
     def compute():
         gpu = ComputeCapability.parse(cc)
-        fitting = [t for t in kb.toolkits if ComputeCapability.parse(t.arch_max) >= gpu]
+        fitting = [t for t in kb.toolkits if t.max_cc >= gpu]
         if not fitting:
             return None
         first = min(fitting, key=lambda t: Version(t.version))
@@ -360,7 +360,7 @@ def root_requirements(kb: KnowledgeBase, request: Request) -> list[Req]:
             lambda c, cc=gpu.capability: support_on(c, cc) is not GpuSupport.UNSUPPORTED,
             f"{label} needs a {request.framework.display} build with SASS or PTX for it",
             ARCH_SOURCES[request.framework]))
-        reqs.append(Req("cuda", lambda c, cc=gpu.capability: ComputeCapability.parse(c.toolkit.arch_min) <= cc,
+        reqs.append(Req("cuda", lambda c, cc=gpu.capability: c.toolkit.min_cc <= cc,
                         f"{label} needs a CUDA toolkit that still supports compute capability {gpu.cc}",
                         "cuda.toml [[toolkit]] arch_min (NVIDIA CUDA release notes)"))
         if tensorflow:
