@@ -137,7 +137,7 @@ class CudnnCandidate:
     def key(self) -> Version:
         return self.release.key
 
-    @property
+    @cached_property
     def arch_min(self) -> ComputeCapability:
         return self.release.min_cc
 
