@@ -7,7 +7,7 @@ from packaging.version import Version
 
 from stackresolve.knowledge.base import normalize_gpu_name
 from stackresolve.knowledge.loader import constraints_dir, knowledge, read_toml
-from stackresolve.knowledge.model import cc_tuple
+from stackresolve.model.values import ComputeCapability
 
 TOML_FILES = sorted(p.name for p in Path(constraints_dir()).glob("*.toml"))
 
@@ -70,7 +70,7 @@ def test_gpu_aliases_are_unique_and_capabilities_known(kb):
 
 def test_toolkit_architecture_ranges_are_ordered(kb):
     for t in kb.toolkits:
-        assert cc_tuple(t.arch_min) <= cc_tuple(t.arch_max), t.version
+        assert ComputeCapability.parse(t.arch_min) <= ComputeCapability.parse(t.arch_max), t.version
         # "" where NVIDIA's Table 3 row could not be read; the resolver warns instead of guessing.
         assert not t.driver_linux or Version(t.driver_linux) > Version("300"), t.version
 

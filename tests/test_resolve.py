@@ -9,6 +9,7 @@ from packaging.version import Version
 
 from stackresolve.knowledge.loader import knowledge
 from stackresolve.knowledge.rules import classify_support
+from stackresolve.model.values import ComputeCapability
 from stackresolve.resolve import resolve
 from stackresolve.request import Flags, build_request
 
@@ -166,10 +167,10 @@ def test_support_classification():
     from stackresolve.knowledge.model import CompiledArch
 
     arch = CompiledArch(line="x", sass=("3.5", "5.2", "6.0", "7.0"), ptx=("7.0",), source="test")
-    assert classify_support(arch, "6.1") == "native"  # sm_60 SASS runs on 6.1 (same major, lower minor)
-    assert classify_support(arch, "8.6") == "ptx-jit"  # only compute_70 PTX, JIT-compiled by the driver
-    assert classify_support(arch, "3.0") == "unsupported"
-    assert classify_support(None, "8.6") == "unknown"
+    assert classify_support(arch, ComputeCapability.parse("6.1")) == "native"  # sm_60 SASS runs on 6.1 (same major, lower minor)
+    assert classify_support(arch, ComputeCapability.parse("8.6")) == "ptx-jit"  # only compute_70 PTX, JIT-compiled by the driver
+    assert classify_support(arch, ComputeCapability.parse("3.0")) == "unsupported"
+    assert classify_support(None, ComputeCapability.parse("8.6")) == "unknown"
 
 
 def detected(gpus=(), findings=()):

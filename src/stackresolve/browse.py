@@ -7,15 +7,16 @@ import json
 from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase, normalize_gpu_name
-from stackresolve.knowledge.model import WHEEL_PLATFORMS, cc_tuple
+from stackresolve.knowledge.model import WHEEL_PLATFORMS
 from stackresolve.model.numbers import parse_version, quoted
+from stackresolve.model.values import ComputeCapability, release_line
 from stackresolve.request import InputError
 
 GPU_PACKAGES = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-intel")
 
 
 def _matching_gpus(kb: KnowledgeBase, search: str | None):
-    gpus = sorted(kb.gpus, key=lambda g: (cc_tuple(g.cc), g.name))
+    gpus = sorted(kb.gpus, key=lambda g: (ComputeCapability.parse(g.cc), g.name))
     if not search:
         return gpus
     needle = normalize_gpu_name(search)
@@ -168,12 +169,11 @@ def show_torch_text(kb: KnowledgeBase, version: str) -> str:
 
 
 def show_jax_data(kb: KnowledgeBase, version: str) -> dict:
-    from stackresolve.knowledge.frameworks import line_of
 
     fk = kb.frameworks
-    known = sorted({line_of(p.jax) for p in fk.jax_pairings}, key=Version)
+    known = sorted({release_line(p.jax) for p in fk.jax_pairings}, key=Version)
     line = _framework_line(kb, "jax", version, known)
-    pairings = [p for p in fk.jax_pairings if line_of(p.jax) == line]
+    pairings = [p for p in fk.jax_pairings if release_line(p.jax) == line]
     versions = {p.jax for p in pairings}
     return {
         "line": line,

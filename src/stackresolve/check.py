@@ -17,6 +17,7 @@ from stackresolve.knowledge.model import CompiledArch
 from stackresolve.knowledge.rules import classify_support, cuda_runtime_serves, cudnn_accepts, cudnn_rule_text
 from stackresolve.lock import LockedStack
 from stackresolve.model.enums import Delivery, GpuSupport
+from stackresolve.model.values import ComputeCapability
 from stackresolve.request import machine_os
 
 # What check can compare; a machine description says which of these it observed.
@@ -146,7 +147,7 @@ def _check_gpus(lock: LockedStack, kb: KnowledgeBase, machine) -> list[Differenc
         name = gpu.name or f"GPU {gpu.index}"
         if cc is None:
             continue
-        if classify_support(arch, cc) is GpuSupport.UNSUPPORTED:
+        if classify_support(arch, ComputeCapability.parse(cc)) is GpuSupport.UNSUPPORTED:
             diffs.append(Difference("gpu", f"a GPU {lock.label} has kernels for", f"{name} ({cc})",
                                     f"{lock.label} has no kernels for compute capability {cc}"))
     return diffs

@@ -9,11 +9,11 @@ from dataclasses import dataclass, replace
 from packaging.specifiers import SpecifierSet
 
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.knowledge.model import cc_tuple
 from stackresolve.knowledge.rules import arch_predates, classify_support
 from stackresolve.model.enums import Framework, Os, Severity, Vendor
 from stackresolve.request import Request
 from stackresolve.resolve import resolve
+from stackresolve.resolve.candidates import NVIDIA_GPU_FLOOR
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Cell:
     def to_json(self) -> dict:
         doc = dict(self.__dict__)
         doc["version"] = self.tf
-        if self.framework != Framework.TENSORFLOW.value:
+        if self.framework != Framework.TENSORFLOW:
             doc["tf"] = None  # "tf" names TensorFlow's version only; "version" is every framework's
         return doc
 
@@ -53,16 +53,15 @@ def gpu_signature(kb: KnowledgeBase, line: str, gpu, framework: Framework = Fram
 
 def _gpu_signature(kb: KnowledgeBase, line: str, gpu) -> tuple:
     lows, highs = kb.memo("arch-bounds", lambda: (
-        sorted({cc_tuple(t.arch_min) for t in kb.toolkits} | {cc_tuple(c.arch_min) for c in kb.cudnn}),
-        sorted({t.arch_max for t in kb.toolkits} | {c.arch_max for c in kb.cudnn}, key=cc_tuple)))
-    cc = cc_tuple(gpu.cc)
+        sorted({r.min_cc for r in (*kb.toolkits, *kb.cudnn)}), sorted({r.max_cc for r in (*kb.toolkits, *kb.cudnn)})))
+    cc = gpu.capability
     support = kb.arch_support_for(gpu.cc)
     # Every release and OS variant of the line: the best the resolver could pick depends on all of them.
-    variants = tuple(classify_support(a, gpu.cc) for a in kb.compiled_archs if a.line == line)
+    variants = tuple(classify_support(a, cc) for a in kb.compiled_archs if a.line == line)
     if line == "1.15":  # NVIDIA's builds: compute capability 6.0 up to their CUDA's newest architecture
-        variants += (cc >= (6, 0),)
+        variants += (cc >= NVIDIA_GPU_FLOOR,)
     return (variants, tuple(cc >= low for low in lows),
-            tuple(arch_predates(high, gpu.cc) for high in highs), support.last_branch if support else "")
+            tuple(arch_predates(high, cc) for high in highs), support.last_branch if support else "")
 
 
 def resolve_cell(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> Cell:
@@ -102,7 +101,7 @@ def _resolve_cell(kb: KnowledgeBase, cell_request: Request, line: str, os_name: 
         ", ".join(warnings),
         fw.vendor.value,
         fw.name,
-        fw.variant or (fw.extras[0] if fw.extras and fw.name == Framework.JAX.value else None),
+        fw.variant or (fw.extras[0] if fw.extras and fw.framework is Framework.JAX else None),
         fw.index_url,
     )
 

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-from stackresolve.knowledge.model import cc_tuple
 from stackresolve.model.enums import Arch, Framework, Os, Vendor
 from stackresolve.model.numbers import NUMBER, has_oversized_number, quoted
+from stackresolve.model.values import ComputeCapability
 
 if TYPE_CHECKING:  # pragma: no cover
     from stackresolve.detect.model import Machine
@@ -45,6 +45,10 @@ class GpuTarget:
     @property
     def label(self) -> str:
         return f"{self.name or 'the GPU'} (compute capability {self.cc})"
+
+    @property
+    def capability(self) -> ComputeCapability:
+        return ComputeCapability.parse(self.cc)  # parsed once per distinct text (cached)
 
     def to_json(self) -> dict:
         out = {"name": self.name or None, "compute_capability": self.cc, "architecture": self.architecture,
@@ -177,8 +181,9 @@ def parse_cc(text: str, known: list[str]) -> str:
     if not re.fullmatch(r"[0-9]{1,2}\.[0-9]", value):
         raise InputError(f"--gpu-cc {quoted(text)}: not a compute capability; use major.minor, e.g. 8.6")
     if value not in known:
-        lower = [c for c in known if cc_tuple(c) < cc_tuple(value)]
-        higher = [c for c in known if cc_tuple(c) > cc_tuple(value)]
+        wanted = ComputeCapability.parse(value)
+        lower = [c for c in known if ComputeCapability.parse(c) < wanted]
+        higher = [c for c in known if ComputeCapability.parse(c) > wanted]
         near = ", ".join(x for x in (lower[-1:] + higher[:1]))
         raise InputError(f"--gpu-cc {value}: no NVIDIA GPU has this compute capability; nearest known: {near}")
     return value
@@ -432,7 +437,7 @@ def build_request(kb: "KnowledgeBase", flags: Flags, machine: "Machine | None") 
     else:
         driver = None
 
-    gpus.sort(key=lambda g: cc_tuple(g.cc))
+    gpus.sort(key=lambda g: g.capability)
     return Request(version=version_text, spec=spec, os=os_name, arch=arch, python=python, driver=driver,
                    gpus=tuple(gpus), cpu_only=cpu_only, vendor=vendor, cudnn=cudnn, with_driver=flags.with_driver,
                    framework=framework, apple_gpu=apple, assumptions=tuple(assumptions))
@@ -440,7 +445,7 @@ def build_request(kb: "KnowledgeBase", flags: Flags, machine: "Machine | None") 
 
 def tf_line_for_cuda(kb: "KnowledgeBase", cuda: str, os_name: str) -> str | None:
     """The newest TensorFlow line whose tested GPU build on this OS uses a CUDA version ("10.0", "11.x")."""
-    table_os = "windows" if os_name == "windows" else "linux"
+    table_os = Os(os_name).table_os
     major = cuda[:-2] if cuda.endswith(".x") else None
     lines = [b.line for b in kb.tested_builds if b.os == table_os and b.gpu
              and (b.cuda == cuda or (major is not None and b.cuda.split(".")[0] == major))]

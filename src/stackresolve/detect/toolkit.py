@@ -7,6 +7,8 @@ import json
 import re
 import time
 
+from stackresolve.model.values import major_minor
+
 from . import paths
 from .model import CudnnInfo, Finding, ProbeRecord, ToolkitInfo
 from .runner import CommandNotFound, CommandTimeout
@@ -81,13 +83,6 @@ def parse_conda_meta_name(filename: str) -> tuple[str, str, str] | None:
     return parts[0], parts[1], parts[2]
 
 
-def _major_minor(v: str | None) -> str | None:
-    if not v:
-        return None
-    m = re.match(r"^([0-9]{1,9})\.([0-9]{1,9})(?![0-9])", v)
-    return f"{m.group(1)}.{m.group(2)}" if m else None
-
-
 def _first3(v: str) -> str:
     return ".".join(v.split(".")[:3])
 
@@ -154,11 +149,11 @@ def probe_toolkits(fs, env, system: str, runner, conda_prefixes, pip_dists, reco
         entry = None
         full, nvcc_v = parse_version_json(fs.read_text(paths.join(system, d, "version.json")))
         if full:
-            entry = {"version": _major_minor(full), "full_version": full, "source": "version.json", "nvcc": nvcc_v}
+            entry = {"version": major_minor(full), "full_version": full, "source": "version.json", "nvcc": nvcc_v}
         else:
             txt = parse_version_txt(fs.read_text(paths.join(system, d, "version.txt")))
             if txt:
-                entry = {"version": _major_minor(txt), "full_version": txt, "source": "version.txt"}
+                entry = {"version": major_minor(txt), "full_version": txt, "source": "version.txt"}
         if entry is None:
             nvcc = paths.join(system, d, "bin", "nvcc.exe" if system == "windows" else "nvcc")
             if fs.is_file(nvcc) and nvcc_runs < 4:
@@ -204,12 +199,12 @@ def probe_toolkits(fs, env, system: str, runner, conda_prefixes, pip_dists, reco
                 parsed = parse_conda_meta_name(paths.basename(system, f))
                 if not parsed or parsed[0] != pkg:
                     continue
-                found.append({"version": _major_minor(parsed[1]), "full_version": parsed[1],
+                found.append({"version": major_minor(parsed[1]), "full_version": parsed[1],
                               "source": "conda:" + pkg, "path": prefix, "on_path": False})
     # pip wheels of the CUDA runtime in the target interpreter (tensorflow[and-cuda] brings them)
     for d in pip_dists:
         if d.get("name", "").startswith("nvidia-cuda-runtime-") and d.get("version"):
-            found.append({"version": _major_minor(d["version"]), "full_version": d["version"],
+            found.append({"version": major_minor(d["version"]), "full_version": d["version"],
                           "source": "pip:" + d["name"], "path": d.get("location"), "on_path": False})
 
     out = [ToolkitInfo(version=e["version"], path=e.get("path"), source=e["source"],

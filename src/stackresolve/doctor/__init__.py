@@ -19,10 +19,11 @@ from __future__ import annotations
 from stackresolve.doctor import checks
 from stackresolve.doctor.checks import LibraryProber
 from stackresolve.doctor.frameworks import FrameworkCheck, check_frameworks, installed_frameworks
-from stackresolve.doctor.machine import installed_tensorflow, machine_summary, major_minor, os_of, system_of
+from stackresolve.doctor.machine import installed_tensorflow, machine_summary, os_of, system_of
 from stackresolve.doctor.report import SCHEMA, DoctorReport, Target
 from stackresolve.doctor.target import choose_target, make_target
 from stackresolve.knowledge.base import KnowledgeBase
+from stackresolve.model.values import major_minor
 
 __all__ = ["SCHEMA", "DoctorReport", "FrameworkCheck", "Target", "diagnose"]
 

@@ -33,6 +33,7 @@ from stackresolve.knowledge.rules import (
 from stackresolve.model.enums import GpuSupport, Os, Severity
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Stack
+from stackresolve.model.values import ComputeCapability
 
 LibraryProber = Callable[[list, list], Mapping[str, tuple]]
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
@@ -128,7 +129,7 @@ def gpu_support(ctx: Context) -> list[Finding]:
             out.append(unknown_cc_finding(g, f"TensorFlow {line}"))
             continue
         label += f", compute capability {cc})"
-        level = classify_support(arch, cc)
+        level = classify_support(arch, ComputeCapability.parse(cc))
         arch_source = arch.source if arch else "tensorflow.toml [[compiled_arch]]"
         if level is GpuSupport.UNSUPPORTED:
             out.append(Finding(E, "gpu-not-supported",

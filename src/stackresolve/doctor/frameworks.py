@@ -14,13 +14,14 @@ from typing import Callable
 from packaging.version import InvalidVersion, Version
 
 from stackresolve.doctor.installed import resolve_installed
-from stackresolve.doctor.machine import gpu_cc, gpu_label, major_minor, os_of, unknown_cc_finding
+from stackresolve.doctor.machine import gpu_cc, gpu_label, os_of, unknown_cc_finding
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.knowledge.model import CompiledArch, cc_tuple
+from stackresolve.knowledge.model import CompiledArch
 from stackresolve.knowledge.rules import classify_support
 from stackresolve.model.enums import Framework, GpuSupport, Os, Severity
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Resolution
+from stackresolve.model.values import ComputeCapability, major_minor
 from stackresolve.request import Flags, InputError, build_request, validate_version
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
@@ -35,7 +36,7 @@ JAX_NO_CUDA = ("An NVIDIA GPU may be present on this machine, but a CUDA-enabled
 
 def installed_frameworks(machine) -> list:
     """The installed PyTorch and JAX (detect's FrameworkInfo records), PyTorch first."""
-    return [f for name in ("pytorch", "jax") for f in machine.frameworks if f.name == name and f.version]
+    return [f for name in (Framework.PYTORCH, Framework.JAX) for f in machine.frameworks if f.name == name and f.version]
 
 
 def public_version(text: str | None) -> str | None:
@@ -47,8 +48,7 @@ def public_version(text: str | None) -> str | None:
 
 
 def sm_name(cc: str) -> str:
-    major, minor = cc_tuple(cc)
-    return f"sm_{major}{minor}"
+    return ComputeCapability.parse(cc).sm
 
 
 def _local(text: str | None) -> str:
@@ -248,9 +248,9 @@ def _pip_command(kb: KnowledgeBase, resolution: Resolution, check_version: str, 
         command += " " + " ".join(plan.index_args)
     fw = stack.framework
     remove = []
-    if fw.name == "pytorch" and public_version(fw.version) == check_version:
+    if fw.framework is Framework.PYTORCH and public_version(fw.version) == check_version:
         remove = [package] + [c.name for c in installed_companions if c.name in ("torchvision", "torchaudio")]
-    elif fw.name == "jax" and stack.cuda is None:
+    elif fw.framework is Framework.JAX and stack.cuda is None:
         remove = [c.name for c in installed_companions if re.fullmatch(r"jax-cuda\d+-(plugin|pjrt)", c.name)]
     return f"pip uninstall -y {' '.join(remove)} && {command}" if remove else command
 
@@ -355,14 +355,15 @@ def check_installed(kb: KnowledgeBase, machine, inst, earlier_codes: set[str]) -
                 findings.append(unknown_cc_finding(g, label))
                 continue
             gpu += f", compute capability {cc}, {sm_name(cc)})"
-            if build is not None and build.cc_min and cc_tuple(cc) < cc_tuple(build.cc_min):
+            capability = ComputeCapability.parse(cc)
+            if build is not None and build.cc_min and capability < ComputeCapability.parse(build.cc_min):
                 unsupported = True
                 pending.append((E, f"{prefix}-gpu-not-supported",
                                 f"{gpu}: {display} {version} supports compute capability >= {build.cc_min} only (its "
                                 f"install guide), so {build.what} has no kernel image for {sm_name(cc)}",
                                 f"{cc_source}; jax.toml [[release]] cc_min: {build.cc_min_source}", "plan"))
                 continue
-            level = classify_support(build.arch if build else None, cc)
+            level = classify_support(build.arch if build else None, capability)
             arch = build.arch if build else None
             code = ""
             if arch is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 
 from stackresolve.detect.paths import pathmod
 from stackresolve.knowledge.base import KnowledgeBase
@@ -18,11 +17,6 @@ def os_of(machine) -> Os:
 def system_of(machine) -> str:
     """The OS whose conventions paths and library names follow: linux | windows | macos."""
     return machine.os.system
-
-
-def major_minor(text: str | None) -> str | None:
-    m = re.match(r"^(\d+)\.(\d+)", text or "")
-    return f"{m.group(1)}.{m.group(2)}" if m else None
 
 
 def path_entries(machine, system: str) -> list[str]:

@@ -7,13 +7,14 @@ import re
 from dataclasses import dataclass
 
 from stackresolve.doctor.installed import resolve_installed
-from stackresolve.doctor.machine import installed_tensorflow, major_minor, os_of, system_of
+from stackresolve.doctor.machine import installed_tensorflow, os_of, system_of
 from stackresolve.doctor.report import Target
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.rules import tf_library_names
 from stackresolve.model.enums import Delivery, Os, Severity
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Resolution, Stack
+from stackresolve.model.values import major_minor
 from stackresolve.request import Flags, InputError, build_request
 from stackresolve.resolve import resolve
 

@@ -288,7 +288,7 @@ def _native(plan: WindowsNativePlan) -> str:
     msvc = plan.msvc
     system_cuda = stack.cuda is not None and stack.delivery is Delivery.SYSTEM
     values = {
-        "Framework": ps_quote(Framework(stack.framework.name).display),
+        "Framework": ps_quote(stack.framework.framework.display),
         "Version": ps_quote(version),
         "EnvName": ps_quote(environment_name(stack)),
         "PythonVersion": ps_quote(python),
@@ -385,7 +385,7 @@ def _linux_script(plan: WslPlan) -> list[str]:
         script += [
             f"if [ ! -d /usr/local/cuda-{cuda} ]; then",
             f"  echo 'CUDA {cuda} and cuDNN {cudnn} are not installed in this WSL distribution: run' >&2",
-            f"  echo 'stackresolve plan {Framework(stack.framework.name).flag} {version} --os wsl2 --format apt "
+            f"  echo 'stackresolve plan {stack.framework.framework.flag} {version} --os wsl2 --format apt "
             f"inside WSL first (no Linux driver).' >&2",
             "  exit 1",
             "fi",
@@ -404,7 +404,7 @@ def _linux_script(plan: WslPlan) -> list[str]:
         *[f"\"$VENV/bin/python\" -m pip install {shlex.quote(p)}" for p in plan.pip.pre_install],
         "\"$VENV/bin/python\" -m pip install \\\n    " + pip_args,
         "\"$VENV/bin/python\" -c \"" + plan.check_code + "\"",
-        f"echo \"{Framework(stack.framework.name).display} is in $VENV (source $VENV/bin/activate)\"",
+        f"echo \"{stack.framework.framework.display} is in $VENV (source $VENV/bin/activate)\"",
     ]
     return "\n".join(script).split("\n")
 
@@ -413,7 +413,7 @@ def _wsl(plan: WslPlan) -> str:
     stack = plan.inside.stack
     version = _checked(stack.framework.upstream_version, _VERSION, "framework version")
     values = {
-        "Framework": ps_quote(Framework(stack.framework.name).display),
+        "Framework": ps_quote(stack.framework.framework.display),
         "Version": ps_quote(version),
         "Distro": ps_quote(WSL_DISTRO),
         "HasCuda": "$true" if stack.cuda else "$false",
@@ -422,7 +422,7 @@ def _wsl(plan: WslPlan) -> str:
     }
     lines = [safe_header(plan.resolution, "powershell").rstrip("\n"),
              one_line(f"# WSL2 route: {plan.why}"),
-             *([f"#   ({NATIVE_GPU_END_SOURCE})"] if stack.framework.name == Framework.TENSORFLOW.value else []),
+             *([f"#   ({NATIVE_GPU_END_SOURCE})"] if stack.framework.framework is Framework.TENSORFLOW else []),
              one_line(f"# Stack inside WSL2: {stack.summary}"),
              f"# Run from PowerShell: powershell -ExecutionPolicy Bypass -File .\\{script_name(stack)}",
              "#Requires -Version 5.1",

@@ -13,6 +13,7 @@ from stackresolve.explain.match import Explanation, log_framework
 from stackresolve.explain.versions import _add, _dedupe_versions, _single_os, _version
 from stackresolve.knowledge.errors import FRAMEWORK_NAMES
 from stackresolve.knowledge.rules import version_wanted_fits
+from stackresolve.model.values import release_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from stackresolve.knowledge.base import KnowledgeBase
@@ -112,10 +113,9 @@ def _single(values: Sequence[str]) -> str | None:
 
 
 def _major_minor(version: str) -> str:
-    parsed = _version(version)
-    if parsed is None:
-        return version
-    return ".".join(str(part) for part in (parsed.release + (0,))[:2])
+    """The release line of a version from the log ("2" is line 2.0); a text that is no version under the number
+    rule is kept as it is."""
+    return release_line(version) if _version(version) is not None else version
 
 
 def _line_key(line: str) -> tuple[int, ...]:

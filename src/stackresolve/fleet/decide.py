@@ -18,9 +18,9 @@ from dataclasses import dataclass, replace
 from packaging.version import Version
 
 from stackresolve.fleet.model import Group
-from stackresolve.knowledge.model import cc_tuple
 from stackresolve.model.enums import GpuSupport, Severity
 from stackresolve.model.stack import Resolution, Stack
+from stackresolve.model.values import DriverVersion
 from stackresolve.request import Request, gpu_from_cc
 
 NO_GPU = "no NVIDIA GPU: pass --allow-cpu to plan the CPU build for it"
@@ -84,9 +84,9 @@ def group_request(kb, base: Request, groups: list[Group] | tuple[Group, ...]) ->
         for fact in g.gpus:
             target = gpu_from_cc(kb, fact.cc, fact.model or fact.name, f"fleet group {g.name}")
             gpus.append(replace(target, driver=g.driver) if many else target)
-    gpus = sorted(dict.fromkeys(gpus), key=lambda t: cc_tuple(t.cc))
+    gpus = sorted(dict.fromkeys(gpus), key=lambda t: t.capability)
     drivers = [g.driver for g in groups if g.driver]
-    driver = min(drivers, key=Version) if drivers else None
+    driver = min(drivers, key=DriverVersion.parse) if drivers else None
     why = f"fleet: one stack for {names}" + (f" (the lowest driver of them: {driver})" if many and driver else "")
     return replace(base, os=first.os, arch=first.arch, gpus=tuple(gpus), driver=driver, cpu_only=False,
                    apple_gpu=None, assumptions=(why,))

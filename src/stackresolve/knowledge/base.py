@@ -21,8 +21,9 @@ from stackresolve.knowledge.model import (
     TensorFlowLine,
     TestedBuild,
     WheelRelease,
-    cc_tuple,
 )
+from stackresolve.model.enums import Os
+from stackresolve.model.values import ComputeCapability
 
 
 def normalize_gpu_name(name: str) -> str:
@@ -114,9 +115,9 @@ class KnowledgeBase:
         """The CUDA code in a line's official wheels; for an OS ("windows", "linux"; WSL2 is linux) and a
         release, the measured exception where that release's wheels differ from the line's record."""
         if os is not None:
-            wheel_os = "windows" if os == "windows" else "linux"
+            table_os = Os(os).table_os
             for arch in self.compiled_archs:
-                if arch.os == wheel_os and arch.line == line and (not arch.versions or version in arch.versions):
+                if arch.os == table_os and arch.line == line and (not arch.versions or version in arch.versions):
                     return arch
         return self._arch_by_line.get(line)
 
@@ -127,11 +128,12 @@ class KnowledgeBase:
         from stackresolve.model.enums import GpuSupport
 
         lines = sorted({a.line for a in self.compiled_archs}, key=lambda l: Version(l))
-        return [l for l in lines if classify_support(self.compiled_arch(l, os), cc) is GpuSupport.NATIVE]
+        gpu = ComputeCapability.parse(cc)
+        return [l for l in lines if classify_support(self.compiled_arch(l, os), gpu) is GpuSupport.NATIVE]
 
     def cudnn_artifact(self, line: str, os: str) -> CudnnArtifact | None:
         """The cuDNN TensorFlow's own artifacts used for a line on an OS ("wsl2" is linux)."""
-        table_os = "windows" if os == "windows" else "linux"
+        table_os = Os(os).table_os
         return next((a for a in self.cudnn_artifacts if a.line == line and a.os == table_os), None)
 
     def cudnn_channels(self, cuda: str, os: str) -> dict[str, frozenset[str]]:
@@ -240,7 +242,7 @@ class KnowledgeBase:
 
     def known_ccs(self) -> list[str]:
         ccs = {g.cc for g in self.gpus} | {c for a in self.arch_support for c in a.cc}
-        return sorted(ccs, key=cc_tuple)
+        return sorted(ccs, key=ComputeCapability.parse)
 
     def representative_gpu(self, cc: str) -> Gpu | None:
         return next((g for g in self.gpus if g.cc == cc), None)

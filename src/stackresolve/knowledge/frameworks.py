@@ -12,6 +12,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from stackresolve.knowledge.fields import CC, Fields, KnowledgeError, records
+from stackresolve.model.values import release_line
 
 FRAMEWORK_FILES = ("pytorch.toml", "torch_companions.toml", "jax.toml", "apple.toml")
 
@@ -20,11 +21,6 @@ TORCH_PLATFORMS = ("linux", "linux_aarch64", "windows", "macos_arm64", "macos_x8
 PYTHON = r"3\.\d{1,2}"
 VARIANT = r"cpu|cu\d{3}|rocm[\d.]+"
 URL = r"https://[A-Za-z0-9.-]+(/[A-Za-z0-9._~%/-]*)?"
-
-
-def line_of(version: str) -> str:
-    v = Version(version)
-    return f"{v.major}.{v.minor}"
 
 
 # -- PyTorch --------------------------------------------------------------------------------------------------
@@ -47,7 +43,7 @@ class TorchRelease:
 
     @property
     def line(self) -> str:
-        return line_of(self.version)
+        return release_line(self.version)
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,7 +69,7 @@ class TorchVariant:
     note: str = ""
 
     def covers(self, version: str) -> bool:
-        return version in self.releases or line_of(version) in self.releases
+        return version in self.releases or release_line(version) in self.releases
 
     @property
     def find_links(self) -> bool:

@@ -26,7 +26,6 @@ from stackresolve.knowledge.model import (
     TensorFlowLine,
     TestedBuild,
     WheelRelease,
-    cc_tuple,
 )
 
 
@@ -68,11 +67,17 @@ def python_column(text: str) -> tuple[str, ...]:
         if not part:
             continue
         low, _, high = part.partition("-")
-        lo, hi = cc_tuple(low), cc_tuple(high or low)
+        lo, hi = _minor_pair(low), _minor_pair(high or low)
         if lo[0] != hi[0] or lo > hi:
             raise KnowledgeError(f"python column {text!r}: cannot read range {part!r}")
         versions += [f"{lo[0]}.{m}" for m in range(lo[1], hi[1] + 1)]
     return tuple(versions)
+
+
+def _minor_pair(python: str) -> tuple[int, int]:
+    """'3.7' -> (3, 7): a Python of the tested-build tables, ordered by (major, minor)."""
+    major, minor = python.split(".")
+    return int(major), int(minor)
 
 
 def _table_version(text: str) -> str:

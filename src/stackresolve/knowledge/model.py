@@ -6,19 +6,14 @@ __eq__/__hash__ saves their construction at every start."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 from packaging.version import Version
 
+from stackresolve.model.values import ComputeCapability
+
 # Wheel platform keys of tensorflow_wheels.toml, in the order plans mention them.
 WHEEL_PLATFORMS = ("linux", "linux_aarch64", "windows", "macos_x86_64", "macos_arm64")
-
-
-@lru_cache(maxsize=None)
-def cc_tuple(cc: str) -> tuple[int, int]:
-    """'8.6' -> (8, 6); compute capabilities compare as (major, minor) pairs, not as decimals."""
-    major, minor = cc.split(".")
-    return int(major), int(minor)
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,8 +108,24 @@ class WheelRelease:
         return f"{v.major}.{v.minor}"
 
 
+class _ArchRange:
+    """A record's arch_min / arch_max (the compute capabilities it supports, as the TOML writes them), parsed
+    once, when first compared."""
+
+    arch_min: str
+    arch_max: str
+
+    @cached_property
+    def min_cc(self) -> ComputeCapability:
+        return ComputeCapability.parse(self.arch_min)
+
+    @cached_property
+    def max_cc(self) -> ComputeCapability:
+        return ComputeCapability.parse(self.arch_max)
+
+
 @dataclass(frozen=True, eq=False)
-class CudaToolkit:
+class CudaToolkit(_ArchRange):
     version: str
     releases: tuple[str, ...]
     driver_linux: str
@@ -147,7 +158,7 @@ class CudnnBuild:
 
 
 @dataclass(frozen=True, eq=False)
-class CudnnRelease:
+class CudnnRelease(_ArchRange):
     version: str
     builds: tuple[CudnnBuild, ...]
     arch_min: str

@@ -11,8 +11,9 @@ from typing import Iterable
 
 from packaging.version import InvalidVersion, Version
 
-from stackresolve.knowledge.model import CompiledArch, CudaToolkit, cc_tuple
+from stackresolve.knowledge.model import CompiledArch, CudaToolkit
 from stackresolve.model.enums import GpuSupport, Os
+from stackresolve.model.values import ComputeCapability, CudaLine, DriverVersion
 
 CUDNN_RULE_SOURCE = (
     "tensorflow/tensorflow:tensorflow/stream_executor/cuda/cuda_dnn.cc (IsSourceCompatibleWithCudnnLibrary: "
@@ -47,11 +48,6 @@ def parse_version(text: str | None) -> Version | None:
         return None
 
 
-def major_minor(version: str) -> str:
-    """'8.1.0.77' -> '8.1'; '8' -> '8'."""
-    return ".".join(version.split(".")[:2])
-
-
 # -- CUDA lines ----------------------------------------------------------------------------------------------
 def cuda_line_fits(built_for: str, cuda: str) -> bool:
     """A package built for `built_for` ("10.0", or "12.x" for every 12 minor) serves CUDA line `cuda`."""
@@ -65,17 +61,12 @@ def cuda_runtime_serves(found: str, wanted: str) -> str:
 
     Before CUDA 11 every library name carries major.minor, so only the same release loads; from 11 on the names
     carry the major alone and a newer minor of the same major serves (minor version compatibility)."""
-    f, w = _cuda_parts(found), _cuda_parts(wanted)
-    if w[0] < 11:
+    f, w = CudaLine.parse(found), CudaLine.parse(wanted)
+    if w.major < 11:
         return "ok" if f == w else "no"
-    if f[0] != w[0]:
+    if f.major != w.major:
         return "no"
-    return "ok" if f[1] >= w[1] else "older-minor"
-
-
-def _cuda_parts(cuda: str) -> tuple[int, int]:
-    v = Version(cuda)
-    return v.major, (v.minor if len(v.release) > 1 else 0)
+    return "ok" if f >= w else "older-minor"
 
 
 def version_wanted_fits(provided: str, wanted: str, component: str) -> bool:
@@ -121,14 +112,14 @@ def cudnn_rule_text(compiled: str) -> str:
 
 # -- GPU architectures ---------------------------------------------------------------------------------------
 @lru_cache(maxsize=4096)
-def classify_support(arch: CompiledArch | None, cc: str) -> GpuSupport:
-    """native: SASS for this major at an equal or lower minor; ptx-jit: only PTX at or below cc."""
+def classify_support(arch: CompiledArch | None, gpu: ComputeCapability) -> GpuSupport:
+    """native: SASS for this major at an equal or lower minor; ptx-jit: only PTX at or below the GPU's."""
     if arch is None:
         return GpuSupport.UNKNOWN
-    gpu = cc_tuple(cc)
-    if any(cc_tuple(s)[0] == gpu[0] and cc_tuple(s) <= gpu for s in arch.sass):
+    parse = ComputeCapability.parse
+    if any((s := parse(sass)).major == gpu.major and s <= gpu for sass in arch.sass):
         return GpuSupport.NATIVE
-    if any(cc_tuple(p) <= gpu for p in arch.ptx):
+    if any(parse(p) <= gpu for p in arch.ptx):
         return GpuSupport.PTX_JIT
     return GpuSupport.UNSUPPORTED
 
@@ -137,21 +128,22 @@ def worst_support(levels: Iterable[GpuSupport]) -> GpuSupport:
     return max(levels, key=lambda s: s.rank, default=GpuSupport.NATIVE)
 
 
-def arch_predates(arch_max: str, cc: str) -> bool:
+def arch_predates(arch_max: ComputeCapability, gpu: ComputeCapability) -> bool:
     """A library whose newest architecture is `arch_max` has no machine code this GPU runs: it belongs to a newer
     major. Within a major, machine code for X.y runs on X.z for z >= y (NVIDIA CUDA C++ Programming Guide, Binary
     Compatibility), so an 8.0 library serves an 8.6 GPU."""
-    return cc_tuple(cc)[0] > cc_tuple(arch_max)[0]
+    return gpu.major > arch_max.major
 
 
-def toolkit_predates(toolkit: CudaToolkit, cc: str) -> bool:
+def toolkit_predates(toolkit: CudaToolkit, gpu: ComputeCapability) -> bool:
     """The CUDA toolkit knows no architecture this GPU runs: its libraries (cuBLAS, cuFFT) carry no kernels for it."""
-    return arch_predates(toolkit.arch_max, cc)
+    return arch_predates(toolkit.max_cc, gpu)
 
 
 # -- drivers -------------------------------------------------------------------------------------------------
 def driver_branch(version: str) -> int:
-    return Version(version).release[0]
+    """535 for '535.104.05'; a bare branch '580' is its own."""
+    return DriverVersion.parse(version).branch
 
 
 def minor_compat_floor(toolkit: CudaToolkit, driver_os: Os, all_native: bool) -> str:
@@ -164,7 +156,8 @@ def minor_compat_floor(toolkit: CudaToolkit, driver_os: Os, all_native: bool) ->
 # -- library file names --------------------------------------------------------------------------------------
 def cuda_library_versions(cuda: str) -> dict[str, str]:
     """{library: the version in its file name} for a CUDA release, as TensorFlow's build configures it."""
-    major, minor = _cuda_parts(cuda)
+    line = CudaLine.parse(cuda)
+    major, minor = line.major, line.minor
     if major >= 11:
         libs = dict(LIBRARY_MAJORS.get(major, {"cublas": str(major)}))
         if (major, minor) == (11, 0):

@@ -31,6 +31,13 @@ class Os(_Named):
         """Which OS's wheels install: WSL2 is Linux user space."""
         return Os.LINUX if self is Os.WSL2 else self
 
+    @property
+    def table_os(self) -> "Os":
+        """Which column of the Linux/Windows tables (TensorFlow's tested builds, its wheels' compiled
+        architectures and cuDNN artifacts, conda's CUDA packages) answers for this OS: Windows its own, every
+        other OS Linux's (WSL2 is Linux user space; macOS has no CUDA column)."""
+        return Os.WINDOWS if self is Os.WINDOWS else Os.LINUX
+
 
 class Arch(_Named):
     X86_64 = "x86_64"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from stackresolve.model.enums import Delivery, GpuSupport, Severity, Vendor
+from stackresolve.model.enums import Delivery, Framework, GpuSupport, Severity, Vendor
 from stackresolve.model.finding import Finding
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,11 +58,14 @@ class FrameworkPin:
         return self.requirement or f"container {self.container} (TensorFlow {self.upstream_version})"
 
     @property
+    def framework(self) -> Framework:
+        """The framework as the enum (`name` keeps the JSON spelling)."""
+        return Framework(self.name)
+
+    @property
     def display(self) -> str:
         """"PyTorch 2.5": the framework and its release line."""
-        from stackresolve.model.enums import Framework
-
-        return f"{Framework(self.name).display} {self.line}"
+        return f"{self.framework.display} {self.line}"
 
     @property
     def index_args(self) -> tuple[str, ...]:

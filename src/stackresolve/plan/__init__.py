@@ -61,7 +61,7 @@ def import_check_code(stack) -> str:
 
     from stackresolve.model.enums import Framework, GpuSupport
 
-    framework = Framework(stack.framework.name)
+    framework = stack.framework.framework
     metal = stack.gpu.support is GpuSupport.METAL
     if framework is Framework.PYTORCH:
         if metal:
@@ -91,8 +91,8 @@ def environment_name(stack) -> str:
     from stackresolve.model.enums import Framework
 
     fw = stack.framework
-    if fw.name == Framework.PYTORCH.value:
+    if fw.framework is Framework.PYTORCH:
         return f"torch-{fw.version}" + (f"-{fw.variant}" if fw.variant else "")
-    if fw.name == Framework.JAX.value:
+    if fw.framework is Framework.JAX:
         return f"jax-{fw.version}" + (f"-{fw.extras[0]}" if fw.extras else "")
     return f"tf-{fw.upstream_version}" + ("-nvidia" if fw.index else "")

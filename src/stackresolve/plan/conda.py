@@ -134,7 +134,7 @@ def choose(conda: CondaKnowledge, resolution: Resolution, wheels: dict[str, str]
     cuDNN the channel has (said in the plan)."""
     stack = resolution.stack
     cuda, wanted, compiled = stack.cuda.version, stack.cudnn.version, stack.cudnn.compiled
-    platform = "windows" if resolution.request.os is Os.WINDOWS else "linux"
+    platform = resolution.request.os.table_os.value
     doc = _doc_choice(conda, cuda, wanted, compiled, platform)
     if doc is not None:
         return doc

@@ -10,7 +10,7 @@ from dataclasses import replace
 from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.knowledge.model import CudaToolkit, CudnnRelease, Pitfall, cc_tuple
+from stackresolve.knowledge.model import CudaToolkit, CudnnRelease, Pitfall
 from stackresolve.knowledge.python_sources import python_sources
 from stackresolve.knowledge.rules import (
     CUDNN_RULE_SOURCE,
@@ -26,6 +26,7 @@ from stackresolve.knowledge.rules import (
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import CudaPin, CudnnPin, DriverPin, FrameworkPin, GpuEntry, GpuPin, PythonPin, Stack
+from stackresolve.model.values import DriverVersion
 from stackresolve.request import Request
 from stackresolve.resolve.candidates import (
     NVIDIA_INDEX,
@@ -77,7 +78,7 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
         from stackresolve.resolve.frameworks import jax_pins
 
         pins += jax_pins(kb, fw)
-    entries = tuple(GpuEntry(g.name or None, g.cc, g.architecture, support_on(fw, g.cc), g.source)
+    entries = tuple(GpuEntry(g.name or None, g.cc, g.architecture, support_on(fw, g.capability), g.source)
                     for g in request.gpus)
 
     if not fw.gpu:
@@ -91,7 +92,7 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
     findings += driver_findings
 
     support = worst_support(e.support for e in entries)
-    weakest = min(request.gpus, key=lambda g: cc_tuple(g.cc)) if request.gpus else None
+    weakest = min(request.gpus, key=lambda g: g.capability) if request.gpus else None
     gpu = GpuPin(weakest.name or None if weakest else None, weakest.cc if weakest else None, support,
                  support_why(fw, support), fw.arch.source if fw.arch else "")
     findings += gpu_findings(request, fw, toolkit, cudnn_c.release if cudnn_c else None)
@@ -306,7 +307,7 @@ def also_works(kb: KnowledgeBase, request: Request, compiled: str, chosen: str, 
             continue
         if not any(cuda_line_fits(b.cuda, cuda) for b in release.builds):
             continue
-        if any(cc_tuple(release.arch_min) > cc_tuple(g.cc) for g in request.gpus):
+        if any(release.min_cc > g.capability for g in request.gpus):
             continue
         minor = key.release[:2]
         if minor not in newest or key > newest[minor].key:
@@ -339,7 +340,7 @@ def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
                                 f"NVIDIA's table gives no minimum {request.driver_os} driver for CUDA "
                                 f"{toolkit.version}", source=toolkit.source))
     wsl = kb.platform_minimum("wsl2") if request.os is Os.WSL2 else None
-    if wsl and (not minimum or Version(wsl.driver) > Version(minimum)):
+    if wsl and (not minimum or DriverVersion.parse(wsl.driver) > DriverVersion.parse(minimum)):
         minimum, source = wsl.driver, wsl.source
     gpu_floor = gpu_driver_floor(kb, request)
     gpu_why = ""
@@ -418,7 +419,7 @@ def gpu_findings(request: Request, fw: FrameworkCandidate, toolkit: CudaToolkit,
     name = fw.display
     for gpu in request.gpus:
         label = f"{gpu.name or 'GPU'} (compute capability {gpu.cc})"
-        level = support_on(fw, gpu.cc)
+        level = support_on(fw, gpu.capability)
         if level is GpuSupport.PTX_JIT:
             findings.append(Finding(
                 Severity.WARNING, "ptx-jit",
@@ -432,14 +433,14 @@ def gpu_findings(request: Request, fw: FrameworkCandidate, toolkit: CudaToolkit,
                 Severity.WARNING, "arch-unknown",
                 f"The CUDA architectures compiled into {name} are not recorded; {label} support is unverified.",
                 source=fw.source))
-        if toolkit_predates(toolkit, gpu.cc):
+        if toolkit_predates(toolkit, gpu.capability):
             findings.append(Finding(
                 Severity.WARNING, "cuda-predates-gpu",
                 f"CUDA {toolkit.version} predates {label} (its newest architecture is {toolkit.arch_max}): cuBLAS "
                 f"and cuDNN from this toolkit carry no kernels for it and may fail at run time.",
                 fix=f"Prefer a {fw.framework.display} release built with a CUDA that knows this GPU.",
                 source=toolkit.source))
-        elif cudnn is not None and arch_predates(cudnn.arch_max, gpu.cc):
+        elif cudnn is not None and arch_predates(cudnn.max_cc, gpu.capability):
             findings.append(Finding(
                 Severity.WARNING, "cudnn-predates-gpu",
                 f"cuDNN {cudnn.version} predates {label} (newest supported architecture {cudnn.arch_max}).",
@@ -473,10 +474,10 @@ def stock_shortfall(kb: KnowledgeBase, request: Request) -> str:
     toolkit = kb.toolkit(best.cuda) if best.cuda else None
     problems = []
     for gpu in request.gpus:
-        level = classify_support(best.arch, gpu.cc)
+        level = classify_support(best.arch, gpu.capability)
         if level is not GpuSupport.NATIVE:
             problems.append(f"the stock {best.label} wheels carry {'only PTX' if level is GpuSupport.PTX_JIT else 'no code'}"
                             f" for {gpu.label}")
-        if toolkit is not None and toolkit_predates(toolkit, gpu.cc):
+        if toolkit is not None and toolkit_predates(toolkit, gpu.capability):
             problems.append(f"their CUDA {toolkit.version} predates compute capability {gpu.cc}")
     return "; ".join(dict.fromkeys(problems))

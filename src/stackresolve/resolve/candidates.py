@@ -23,15 +23,15 @@ from stackresolve.knowledge.model import (
     TensorFlowLine,
     TestedBuild,
     WheelRelease,
-    cc_tuple,
 )
 from stackresolve.knowledge.rules import classify_support, toolkit_predates, version_wanted_fits
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Os, Vendor
+from stackresolve.model.values import ComputeCapability
 from stackresolve.request import PYTHON_RELEASES, Request
 
 # NVIDIA's TF1 release notes ("GPU Requirements") say "CUDA compute capability 6.0 and later" for every release
 # read (constraints/nvidia_tensorflow.toml header); the upper end is what the build's CUDA toolkit targets.
-NVIDIA_GPU_FLOOR = "6.0"
+NVIDIA_GPU_FLOOR = ComputeCapability(6, 0)
 NVIDIA_INDEX = "nvidia"
 NVIDIA_INDEX_NOTE = ("nvidia-tensorflow is not on the default package index (only placeholder 0.0.1.dev releases "
                      "are): NVIDIA hosts it on its own index, {url}, the one nvidia-pyindex adds to pip's "
@@ -138,8 +138,8 @@ class CudnnCandidate:
         return self.release.key
 
     @cached_property
-    def arch_min(self) -> tuple[int, int]:
-        return cc_tuple(self.release.arch_min)
+    def arch_min(self) -> ComputeCapability:
+        return self.release.min_cc
 
 
 @dataclass(frozen=True)
@@ -174,15 +174,15 @@ def pinned_version(requirements: tuple[str, ...], pattern: re.Pattern) -> Versio
 
 
 # -- the pool -----------------------------------------------------------------------------------------------
-def support_on(candidate: FrameworkCandidate, cc: str) -> GpuSupport:
+def support_on(candidate: FrameworkCandidate, gpu: ComputeCapability) -> GpuSupport:
     """How a build runs on a GPU of compute capability `cc`: from the architectures compiled into it, and below
     the lowest compute capability its framework's docs support, not at all."""
-    if candidate.cc_min and cc_tuple(cc) < cc_tuple(candidate.cc_min):
+    if candidate.cc_min and gpu < ComputeCapability.parse(candidate.cc_min):
         return GpuSupport.UNSUPPORTED
-    return classify_support(candidate.arch, cc)
+    return classify_support(candidate.arch, gpu)
 
 
-def fit_rank(kb: KnowledgeBase, candidate: FrameworkCandidate, ccs: tuple[str, ...]) -> int:
+def fit_rank(kb: KnowledgeBase, candidate: FrameworkCandidate, ccs: tuple[ComputeCapability, ...]) -> int:
     """How well a build runs on the request's GPUs, best 0: machine code for every GPU, then unknown code,
     then PTX only or a CUDA that predates a GPU (its libraries carry no kernels for it), then nothing."""
     if not candidate.gpu or not ccs:
@@ -198,7 +198,7 @@ def requested_framework_candidates(kb: KnowledgeBase, request: Request) -> list[
     """The builds that match the request's version, OS and vendor, in the order the resolver should try them:
     newest line first; within a line, builds that run natively on these GPUs first, stock before NVIDIA's, pip
     before a container, newest release first."""
-    ccs = tuple(g.cc for g in request.gpus)
+    ccs = tuple(g.capability for g in request.gpus)
     key = ("requested_framework_candidates", request.framework, request.os, request.arch, request.wheel_platform,
            request.cpu_only, request.apple_gpu is not None, str(request.spec), request.vendor, request.container,
            request.cuda_line)
@@ -270,7 +270,7 @@ def framework_candidates(kb: KnowledgeBase, request: Request) -> list[FrameworkC
 
 def _stock_candidates(kb: KnowledgeBase, request: Request, line: TensorFlowLine) -> list[FrameworkCandidate]:
     gpu = not request.cpu_only
-    table_os = "windows" if request.os is Os.WINDOWS else ("macos" if request.os is Os.MACOS else "linux")
+    table_os = request.os.wheel_os
     out: list[FrameworkCandidate] = []
     if gpu:
         package = line.gpu_package_windows if request.os is Os.WINDOWS else (
@@ -380,7 +380,7 @@ def _nvidia_candidates(kb: KnowledgeBase, request: Request) -> list[FrameworkCan
 def nvidia_arch(kb: KnowledgeBase, build: NvidiaBuild, toolkit: CudaToolkit) -> CompiledArch:
     """NVIDIA's builds run on compute capability 6.0 up to what their CUDA targets (no PTX beyond it)."""
     ccs = tuple(c for c in kb.known_ccs()
-                if cc_tuple(NVIDIA_GPU_FLOOR) <= cc_tuple(c) <= cc_tuple(toolkit.arch_max))
+                if NVIDIA_GPU_FLOOR <= ComputeCapability.parse(c) <= toolkit.max_cc)
     return CompiledArch(line="1.15", sass=ccs, ptx=(), source=build.source,
                         note="NVIDIA's release notes: compute capability 6.0 and later, up to the CUDA toolkit's "
                              "newest architecture")

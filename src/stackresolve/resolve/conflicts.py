@@ -13,6 +13,7 @@ from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.model.enums import Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Alternative, ConflictCause, Stack
+from stackresolve.model.values import DriverVersion
 from stackresolve.request import Request, known_releases
 from stackresolve.resolve.build import DEGRADED
 from stackresolve.resolve.candidates import (
@@ -236,9 +237,10 @@ def driver_upgrade(kb: KnowledgeBase, request: Request, keep, seen: set[str]) ->
     """The smallest driver upgrade that opens a stack for this request (one `keep` accepts)."""
     if not request.driver or request.cpu_only:
         return None
-    current = Version(request.driver)
+    current = DriverVersion.parse(request.driver)
     pool = requested_framework_candidates(kb, replace(request, driver=None))
-    floors = sorted({f for c in pool if (f := driver_floor(kb, request, c)) and Version(f) > current}, key=Version)
+    floors = sorted({f for c in pool if (f := driver_floor(kb, request, c)) and DriverVersion.parse(f) > current},
+                    key=DriverVersion.parse)
     for floor in floors:
         upgraded = replace(request, driver=floor)
         stack, findings = resolve_with_findings(kb, upgraded)

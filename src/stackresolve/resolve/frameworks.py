@@ -22,10 +22,10 @@ from stackresolve.knowledge.frameworks import (
     JaxWheels,
     TorchRelease,
     TorchVariant,
-    line_of,
 )
 from stackresolve.knowledge.model import CompiledArch
 from stackresolve.model.enums import Delivery, Framework, Vendor
+from stackresolve.model.values import release_line
 from stackresolve.request import Request
 from stackresolve.resolve.candidates import PLANNABLE_PYTHONS, FrameworkCandidate, ReleaseLine
 
@@ -55,7 +55,7 @@ def framework_lines(kb: KnowledgeBase, framework: Framework) -> list[ReleaseLine
                 lines.setdefault(r.line, r.source)
         else:
             for p in fk.jax_pairings:
-                lines.setdefault(line_of(p.jax), p.source)
+                lines.setdefault(release_line(p.jax), p.source)
         return sorted((ReleaseLine(v, s) for v, s in lines.items()), key=lambda l: l.key, reverse=True)
 
     return kb.memo(("framework_lines", framework), build)
@@ -65,7 +65,7 @@ def line_releases(kb: KnowledgeBase, framework: Framework, line: str) -> list[Ve
     fk = kb.frameworks
     if framework is Framework.PYTORCH:
         return [r.key for r in fk.torch_releases if r.line == line]
-    return [Version(p.jax) for p in fk.jax_pairings if line_of(p.jax) == line]
+    return [Version(p.jax) for p in fk.jax_pairings if release_line(p.jax) == line]
 
 
 def framework_line_candidates(kb: KnowledgeBase, request: Request, line: ReleaseLine) -> list[FrameworkCandidate]:
@@ -73,7 +73,7 @@ def framework_line_candidates(kb: KnowledgeBase, request: Request, line: Release
         out = [c for r in kb.frameworks.torch_releases if r.line == line.version
                for c in torch_candidates(kb, request, line, r)]
     else:
-        out = [c for p in kb.frameworks.jax_pairings if line_of(p.jax) == line.version and not p.yanked
+        out = [c for p in kb.frameworks.jax_pairings if release_line(p.jax) == line.version and not p.yanked
                for c in jax_candidates(kb, request, line, p)]
     return sorted(out, key=lambda c: c.key, reverse=True)
 
@@ -329,7 +329,7 @@ def _jax_gpu(kb: KnowledgeBase, request: Request, pairing: JaxPairing, route: Ja
     toolkit = kb.toolkit(facts.cuda_min)
     if toolkit is None:
         return None
-    arch = CompiledArch(line=line_of(version), sass=compiled.sass, ptx=compiled.ptx, source=compiled.source,
+    arch = CompiledArch(line=release_line(version), sass=compiled.sass, ptx=compiled.ptx, source=compiled.source,
                         note="measured" if compiled.measured else "build flags") if compiled else None
     notes = []
     if compiled is not None and not compiled.measured:
@@ -390,7 +390,7 @@ def apple_tensorflow(kb: KnowledgeBase, request: Request, line, stock: list[Fram
                 continue
             for version in group.versions:
                 pythons = _plannable(group.pythons)
-                if line_of(version) == line.version and pythons:
+                if release_line(version) == line.version and pythons:
                     out.append(FrameworkCandidate(vendor=Vendor.STOCK, distribution="tensorflow-macos",
                                                   version=version, line=line, pythons=pythons, gpu=False,
                                                   source=group.source))

@@ -11,7 +11,6 @@ from packaging.version import Version
 from resolvelib import AbstractProvider
 
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.knowledge.model import cc_tuple
 from stackresolve.knowledge.rules import (
     CUDNN_RULE_SOURCE,
     cudnn_accepts,
@@ -19,6 +18,7 @@ from stackresolve.knowledge.rules import (
     minor_compat_floor,
 )
 from stackresolve.model.enums import Framework, GpuSupport, Os
+from stackresolve.model.values import ComputeCapability, DriverVersion
 from stackresolve.request import Request
 from stackresolve.resolve.candidates import (
     PYTHON_CANDIDATES,
@@ -145,7 +145,7 @@ def driver_at_least(candidate: DriverCandidate, minimum: Version) -> bool:
 
 
 def all_native(request: Request, fw: FrameworkCandidate) -> bool:
-    return bool(request.gpus) and all(support_on(fw, g.cc) is GpuSupport.NATIVE for g in request.gpus)
+    return bool(request.gpus) and all(support_on(fw, g.capability) is GpuSupport.NATIVE for g in request.gpus)
 
 
 def preferred_cudnn(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> tuple[str | None, str]:
@@ -248,7 +248,7 @@ def gpu_driver_floor(kb: KnowledgeBase, request: Request):
     shared = [g for g in request.gpus if g.driver is None]
     if not shared:
         return None
-    newest = max(shared, key=lambda g: cc_tuple(g.cc))
+    newest = max(shared, key=lambda g: g.capability)
     return compute_capability_driver_floor(kb, newest.cc, request.driver_os)
 
 
@@ -261,7 +261,8 @@ def compute_capability_driver_floor(kb: KnowledgeBase, cc: str, driver_os: Os):
     name = f"compute capability {cc}" + (f" ({support.architecture.capitalize()})" if support else "")
 
     def compute():
-        fitting = [t for t in kb.toolkits if cc_tuple(t.arch_max) >= cc_tuple(cc)]
+        gpu = ComputeCapability.parse(cc)
+        fitting = [t for t in kb.toolkits if t.max_cc >= gpu]
         if not fitting:
             return None
         first = min(fitting, key=lambda t: Version(t.version))
@@ -283,7 +284,7 @@ def own_driver_conflicts(kb: KnowledgeBase, request: Request) -> list[Req]:
         if gpu.driver is None:
             continue
         floor = compute_capability_driver_floor(kb, gpu.cc, request.driver_os)
-        if floor is not None and Version(gpu.driver) < Version(floor[0]):
+        if floor is not None and DriverVersion.parse(gpu.driver) < DriverVersion.parse(floor[0]):
             reqs.append(Req("driver", lambda c: False, f"{floor[1]}; {gpu.label} runs on driver {gpu.driver}",
                             floor[2]))
     return reqs
@@ -298,7 +299,7 @@ def driver_floor(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) ->
     floor = fw.nvidia.driver_stated if fw.nvidia is not None else (
         toolkit.min_driver(request.driver_os) if toolkit else "")
     wsl = kb.platform_minimum("wsl2") if request.os is Os.WSL2 else None
-    if wsl and (not floor or Version(wsl.driver) > Version(floor)):
+    if wsl and (not floor or DriverVersion.parse(wsl.driver) > DriverVersion.parse(floor)):
         floor = wsl.driver
     gpu = gpu_driver_floor(kb, request)
     if gpu and (not floor or Version(gpu[0]) > Version(floor)):
@@ -356,14 +357,14 @@ def root_requirements(kb: KnowledgeBase, request: Request) -> list[Req]:
         label = gpu.label
         reqs.append(Req(
             "framework",
-            lambda c, cc=gpu.cc: support_on(c, cc) is not GpuSupport.UNSUPPORTED,
+            lambda c, cc=gpu.capability: support_on(c, cc) is not GpuSupport.UNSUPPORTED,
             f"{label} needs a {request.framework.display} build with SASS or PTX for it",
             ARCH_SOURCES[request.framework]))
-        reqs.append(Req("cuda", lambda c, cc=gpu.cc: cc_tuple(c.toolkit.arch_min) <= cc_tuple(cc),
+        reqs.append(Req("cuda", lambda c, cc=gpu.capability: c.toolkit.min_cc <= cc,
                         f"{label} needs a CUDA toolkit that still supports compute capability {gpu.cc}",
                         "cuda.toml [[toolkit]] arch_min (NVIDIA CUDA release notes)"))
         if tensorflow:
-            reqs.append(Req("cudnn", lambda c, cc=cc_tuple(gpu.cc): c.arch_min <= cc,
+            reqs.append(Req("cudnn", lambda c, cc=gpu.capability: c.arch_min <= cc,
                             f"{label} needs a cuDNN that still supports compute capability {gpu.cc}",
                             "cudnn.toml [[release]] arch_min (NVIDIA cuDNN support matrix)"))
         support = kb.arch_support_for(gpu.cc)
