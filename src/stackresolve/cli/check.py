@@ -124,7 +124,8 @@ def check_full_lock_python(text: str, lock_file: str, python: Optional[str], pyt
                                                                             "installing"}]}, indent=2) + "\n", None)
     else:
         output(f"stackresolve check: {target.label} ({lock_file}, resolved for Python {target.pythons[0]})\n"
-               + (f"this machine has the Python it needs: {found}\n" if ok else f"1 difference(s):\n  python: {found}\n")
+               + (f"this machine has the Python it needs: {found}\n" if ok else
+                  f"1 difference(s):\n  python: {found}\n")
                + "not checked:\n  packages: --before-install: compared after installing\n", None)
     raise typer.Exit(Exit.OK if ok else Exit.FAILED)
 

@@ -262,15 +262,15 @@ def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str |
             requirements.write_text(requirements_text(target, installer), encoding="utf-8")
             hashed = ["--require-hashes", "--no-deps"] if target.file_kind == "requirements.txt" else []
             if installer == "uv":
-                argv = [uv, "pip", "install", "--python", str(python), "--no-config", *uv_index_options(target, options),
-                        *hashed, "-r", str(requirements)]
+                argv = [uv, "pip", "install", "--python", str(python), "--no-config",
+                        *uv_index_options(target, options), *hashed, "-r", str(requirements)]
             else:
                 pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", *PIP_DEADLINE,
                        *pip_index_options(options)]
                 if not created and _runs(runner, [str(python), "-m", "pip", "--version"]) is False:
                     _run(runner, "adding pip to the venv", [str(python), "-m", "ensurepip"], TIMEOUTS["venv"])
-                _run(runner, "upgrading pip in the venv", [*pip, "--upgrade", pip_upgrade(report.python.minor).strip('"')],
-                     TIMEOUTS["pip_upgrade"])
+                upgrade = pip_upgrade(report.python.minor).strip('"')
+                _run(runner, "upgrading pip in the venv", [*pip, "--upgrade", upgrade], TIMEOUTS["pip_upgrade"])
                 argv = [*pip, *hashed, "-r", str(requirements)]
             _run(runner, f"installing with {installer}", argv, TIMEOUTS["install"])
         t = timed("install", t)
@@ -278,7 +278,12 @@ def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str |
         if created:
             _undo(options.venv, existed)
         raise
-    _verify(report, runner, python, check, progress)
+    try:
+        _verify(report, runner, python, check, progress)
+    except KeyboardInterrupt:  # interrupted while proving it: nothing half-checked stays behind either
+        if created:
+            _undo(options.venv, existed)
+        raise
     timed("verify", t)
     if report.ok:
         _write_marker(options.venv, report, complete=True)

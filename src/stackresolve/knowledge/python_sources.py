@@ -38,8 +38,9 @@ WINDOWS_LAST_INSTALLER = {"3.5": "3.5.4", "3.6": "3.6.8", "3.7": "3.7.9", "3.8":
                           "3.10": "3.10.11", "3.11": "3.11.9", "3.12": "3.12.10"}
 WINDOWS_SOURCE = "python.org/downloads/windows (last installer per minor: its last bugfix release)"
 
-# conda-forge (named with -c: a default channel may not carry old Pythons) builds CPython 3.6 and newer for linux-64, win-64 and osx-64, and 3.8 and newer for osx-arm64 (the
-# platform started in 2020 with 3.8: conda-forge.org/blog "Apple Silicon" / anaconda.org/conda-forge/python files).
+# conda-forge (named with -c: a default channel may not carry old Pythons) builds CPython 3.6 and newer for
+# linux-64, win-64 and osx-64, and 3.8 and newer for osx-arm64 (the platform started in 2020 with 3.8:
+# anaconda.org/conda-forge/python files per platform).
 CONDA_SOURCE = "anaconda.org/conda-forge/python (files per platform: 3.6+ on linux-64/win-64/osx-64, 3.8+ osx-arm64)"
 
 
