@@ -302,3 +302,14 @@ def test_check_before_install_reports_a_named_python_outside_the_range_as_a_diff
     assert done.returncode == 1, done.stderr
     python = [d for d in json.loads(done.stdout)["differences"] if d["component"] == "python"]
     assert python and python[0]["found"].startswith("3.7")
+
+
+def test_an_old_lock_that_installs_nvidia_pyindex_first_is_refused_by_install_and_export(cpu_lock, tmp_path):
+    """Locks made before NVIDIA's index was named directly carry pip_first = [nvidia-pyindex], which no longer
+    installs with current pip (NVIDIA/tensorflow#74): neither install nor export drops it silently."""
+    lock, _ = cpu_lock
+    old = _hostile_lock(lock, tmp_path, pip_first=["nvidia-pyindex"])
+    for args in (["install", str(old), "--venv", str(tmp_path / "v")], ["export", str(old)]):
+        done = stackresolve(*args)
+        assert done.returncode == 2 and "nvidia-pyindex first" in done.stderr, done.stderr
+    assert not (tmp_path / "v").exists()

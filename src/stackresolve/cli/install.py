@@ -183,7 +183,7 @@ def export(
     """Print a lock's requirements file (index option first), for `pip install -r` or `uv pip install -r`."""
     from stackresolve.emit.header import one_line
     from stackresolve.install.run import requirements_text
-    from stackresolve.install.target import from_lock_document
+    from stackresolve.install.target import from_lock_document, refuse_pip_first
     from stackresolve.lock import parse_lock
     from stackresolve.request import InputError
 
@@ -193,6 +193,7 @@ def export(
         import json
 
         target = from_lock_document(json.loads(text), text, lock_file)
+        refuse_pip_first(target)  # its requirements alone would not install
     except InputError as exc:
         fail(str(exc))
     header = f"# {locked.label}: the requirements of {lock_file} for Python {target.python_range} (stackresolve export)"

@@ -25,7 +25,7 @@ from typing import Callable
 
 from stackresolve.detect.runner import CommandNotFound, CommandOutputTooLarge, CommandTimeout
 from stackresolve.install.python import FoundPython, download_python, find_python, interpreter
-from stackresolve.install.target import InstallTarget
+from stackresolve.install.target import InstallTarget, refuse_pip_first
 from stackresolve.request import InputError
 
 MARKER = ".stackresolve-install.json"
@@ -214,10 +214,7 @@ def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str |
     (likewise). A venv whose verification fails is kept for diagnosis, its marker saying "complete": false."""
     from stackresolve.plan.pip import pip_upgrade
 
-    if target.pip_first:
-        raise InputError(f"this lock installs {', '.join(target.pip_first)} first, which no longer installs with "
-                         f"current pip (NVIDIA/tensorflow#74); make the lock again with `stackresolve plan --format "
-                         f"lock`, whose locks name NVIDIA's index directly")
+    refuse_pip_first(target)
     if target.os.wheel_os is not host.os.wheel_os:
         raise InputError(f"the lock is for {target.os}; this machine runs {host.os} (make a lock for it with "
                          f"`stackresolve plan --format lock`)")

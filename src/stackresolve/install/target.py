@@ -89,6 +89,15 @@ def _requirement_line(line: str, name: str, field: str) -> str:
     return line
 
 
+def refuse_pip_first(target: "InstallTarget") -> None:
+    """A lock whose `pip_first` names a package (nvidia-pyindex, in locks made before NVIDIA's index was named
+    directly) cannot be installed or exported as it is: InputError saying so."""
+    if target.pip_first:
+        raise InputError(f"this lock installs {', '.join(target.pip_first)} first, which no longer installs with "
+                         f"current pip (NVIDIA/tensorflow#74); make the lock again with `stackresolve plan --format "
+                         f"lock`, whose locks name NVIDIA's index directly")
+
+
 def split_index_lines(lines, own_index: tuple[str, ...], name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """A lock's `pip` list -> (index option argv, requirement lines). The one index option accepted is the
     stack's own (`stack.framework.index_option` and `index_url`, written by the plan): any other is refused."""
