@@ -197,7 +197,9 @@ def render_text(lock: LockedStack, result: CheckResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_json(lock: LockedStack, result: CheckResult) -> str:
+def render_json(result: CheckResult) -> str:
+    """The stackresolve/check@1 document (a JSON lock's check, a full lock's, or a full lock's Python before
+    installing)."""
     return json.dumps({"schema": "stackresolve/check@1", "matches": result.matches,
                        "differences": [d.to_json() for d in result.differences],
                        "not_checked": [{"component": c, "why": w} for c, w in result.not_checked]},

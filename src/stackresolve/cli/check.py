@@ -58,7 +58,7 @@ def check(
         result = check_lock(lock, kb, machine, observed, before_install=before_install, python_missing=missing)
     except InputError as exc:
         fail(str(exc))
-    output(render_json(lock, result) if fmt == "json" else render_text(lock, result), None)
+    output(render_json(result) if fmt == "json" else render_text(lock, result), None)
     raise typer.Exit(Exit.OK if result.matches else Exit.FAILED)
 
 
@@ -100,8 +100,6 @@ def check_full_lock_python(text: str, lock_file: str, python: Optional[str], pyt
                            fmt: str) -> None:
     """Before installing a full lock, the one thing to compare is the Python it was resolved for: named with
     --python, or the one `install` would use."""
-    import json
-
     if python:
         from stackresolve.cli.install import host
         from stackresolve.install.target import read_target
@@ -117,11 +115,11 @@ def check_full_lock_python(text: str, lock_file: str, python: Optional[str], pyt
         ok = chosen is not None and chosen.minor == target.pythons[0]
         found = f"{chosen.version} ({chosen.how}: {chosen.executable})" if chosen else missing
     if fmt == "json":
-        output(json.dumps({"schema": "stackresolve/check@1", "matches": ok,
-                           "differences": [] if ok else [{"component": "python", "expected": target.pythons[0],
-                                                          "found": found, "message": found}],
-                           "not_checked": [{"component": "packages", "why": "--before-install: compared after "
-                                                                            "installing"}]}, indent=2) + "\n", None)
+        from stackresolve.check import CheckResult, Difference, render_json
+
+        differences = () if ok else (Difference("python", target.pythons[0], found, found),)
+        output(render_json(CheckResult(differences, (("packages", "--before-install: compared after installing"),))),
+               None)
     else:
         output(f"stackresolve check: {target.label} ({lock_file}, resolved for Python {target.pythons[0]})\n"
                + (f"this machine has the Python it needs: {found}\n" if ok else
@@ -131,9 +129,7 @@ def check_full_lock_python(text: str, lock_file: str, python: Optional[str], pyt
 
 
 def check_packages(text: str, lock_file: str, python_exe: Optional[str], fmt: str) -> None:
-    import json
-
-    from stackresolve.check import check_full_lock, parse_full_lock
+    from stackresolve.check import check_full_lock, parse_full_lock, render_json
     from stackresolve.request import InputError
 
     try:
@@ -142,10 +138,7 @@ def check_packages(text: str, lock_file: str, python_exe: Optional[str], fmt: st
         fail(str(exc))
     result = check_full_lock(pins, detect_machine(python_exe=python_exe))
     if fmt == "json":
-        output(json.dumps({"schema": "stackresolve/check@1", "matches": result.matches,
-                           "differences": [d.to_json() for d in result.differences],
-                           "not_checked": [{"component": c, "why": w} for c, w in result.not_checked]},
-                          indent=2) + "\n", None)
+        output(render_json(result), None)
     else:
         lines = [f"stackresolve check: {len(pins)} packages pinned by {lock_file}"]
         lines += ["every pinned package is installed at its version"] if result.matches else \
