@@ -81,6 +81,12 @@ class LockedStack:
     variant: str | None = None  # PyTorch's CUDA variant ("cu124")
 
 
+def field_error(name: str, path: str, what: str) -> InputError:
+    """A lock field that is missing or of the wrong shape: one line naming the file and the field."""
+    return InputError(f"{name}: lock field `{path}` {what} (re-create the lock with `stackresolve plan --format "
+                      f"lock`)")
+
+
 class _Reader:
     """Reads fields out of the parsed JSON; any shape error is one line naming the field and the file."""
 
@@ -88,8 +94,7 @@ class _Reader:
         self.name = name
 
     def fail(self, path: str, what: str):
-        raise InputError(f"{self.name}: lock field `{path}` {what} (re-create the lock with `stackresolve plan "
-                         f"--format lock`)")
+        raise field_error(self.name, path, what)
 
     def table(self, doc, path: str) -> dict:
         if not isinstance(doc, dict):

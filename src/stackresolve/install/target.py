@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from stackresolve.lock import LockedStack, parse_lock
+from stackresolve.lock import LockedStack, field_error, parse_lock
 from stackresolve.model.enums import Framework, Os
 from stackresolve.request import InputError
 
@@ -67,11 +67,6 @@ class InstallTarget:
         return ordered[0] if len(ordered) == 1 else f"{ordered[0]} - {ordered[-1]}"
 
 
-def _bad(name: str, field: str, what: str) -> InputError:
-    return InputError(f"{name}: lock field `{field}` {what} (re-create the lock with `stackresolve plan --format "
-                      f"lock`)")
-
-
 def _requirement_line(line: str, name: str, field: str) -> str:
     """A lock's requirement line, as pip would read it from a file: one PEP 508 requirement by name, nothing else.
     A requirements file also takes options (-e, -r, --index-url, --trusted-host) and URLs, which would run code
@@ -79,13 +74,13 @@ def _requirement_line(line: str, name: str, field: str) -> str:
     from packaging.requirements import InvalidRequirement, Requirement
 
     if not line.isprintable() or line != line.strip() or line.startswith("-"):
-        raise _bad(name, field, f"is not a requirement: {line[:80]!r}")
+        raise field_error(name, field, f"is not a requirement: {line[:80]!r}")
     try:
         req = Requirement(line)
     except InvalidRequirement:
-        raise _bad(name, field, f"is not a requirement: {line[:80]!r}") from None
+        raise field_error(name, field, f"is not a requirement: {line[:80]!r}") from None
     if req.url:
-        raise _bad(name, field, f"names a URL, which no plan does: {line[:80]!r}")
+        raise field_error(name, field, f"names a URL, which no plan does: {line[:80]!r}")
     return line
 
 
@@ -106,19 +101,19 @@ def split_index_lines(lines, own_index: tuple[str, ...], name: str) -> tuple[tup
     requirements: list[str] = []
     for i, line in enumerate(lines):
         if not isinstance(line, str):
-            raise _bad(name, f"pip[{i}]", "must be a string")
+            raise field_error(name, f"pip[{i}]", "must be a string")
         if own_line and line == own_line:
             index = list(own_index)
         else:
             requirements.append(_requirement_line(line, name, f"pip[{i}]"))
     if not requirements:
-        raise _bad(name, "pip", "names no requirement")
+        raise field_error(name, "pip", "names no requirement")
     return tuple(index), tuple(requirements)
 
 
 def _minor(value, name: str, field: str) -> str:
     if not isinstance(value, str) or not re.fullmatch(r"[0-9]{1,2}\.[0-9]{1,3}", value):
-        raise _bad(name, field, "must be a Python version X.Y")
+        raise field_error(name, field, "must be a Python version X.Y")
     return value
 
 
@@ -133,7 +128,7 @@ def _pythons(recommended: str, available, low: str, high: str) -> tuple[str, ...
 def _table(doc: dict, key: str, name: str, field: str) -> dict:
     value = doc.get(key)
     if not isinstance(value, dict):
-        raise _bad(name, field, "must be an object")
+        raise field_error(name, field, "must be an object")
     return value
 
 
@@ -144,13 +139,13 @@ def from_lock_document(doc: dict, text: str, name: str) -> InstallTarget:
     locked = parse_lock(text, name)
     lines = doc.get("pip")
     if not isinstance(lines, list):
-        raise _bad(name, "pip", "must be a list of strings")
+        raise field_error(name, "pip", "must be a list of strings")
     if not lines:
         raise InputError(f"{name}: the lock has nothing to pip install ({locked.label} is a container: run it with "
                          f"--format dockerfile instead)")
     first = doc.get("pip_first", [])
     if not isinstance(first, list) or not all(isinstance(x, str) for x in first):
-        raise _bad(name, "pip_first", "must be a list of strings")
+        raise field_error(name, "pip_first", "must be a list of strings")
     stack = _table(doc, "stack", name, "stack")
     framework = _table(stack, "framework", name, "stack.framework")
     option, url = framework.get("index_option"), framework.get("index_url")
@@ -158,13 +153,13 @@ def from_lock_document(doc: dict, text: str, name: str) -> InstallTarget:
     if option is not None or url is not None:
         if option not in ("--index-url", "--extra-index-url", "--find-links") or not isinstance(url, str) or \
                 not re.fullmatch(r"https://[!-~]+", url):
-            raise _bad(name, "stack.framework.index_url", "must be an https URL with --index-url, "
+            raise field_error(name, "stack.framework.index_url", "must be an https URL with --index-url, "
                                                           "--extra-index-url or --find-links")
         own_index = (option, url)
     python = _table(stack, "python", name, "stack.python")
     available = python.get("available")
     if not isinstance(available, list) or not available:
-        raise _bad(name, "stack.python.available", "must be a list of Python versions")
+        raise field_error(name, "stack.python.available", "must be a list of Python versions")
     available = [_minor(p, name, f"stack.python.available[{i}]") for i, p in enumerate(available)]
     recommended = _minor(python.get("recommended"), name, "stack.python.recommended")
     index, requirements = split_index_lines(lines, own_index, name)
