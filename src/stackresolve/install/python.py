@@ -16,7 +16,10 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from stackresolve.detect.runner import CommandNotFound, CommandOutputTooLarge, CommandTimeout
 from stackresolve.model.enums import Os
+from stackresolve.model.values import major_minor
 
+# What a command that could not be asked, or gave no usable answer, raises through the runner.
+NOT_RUN = (CommandNotFound, CommandTimeout, CommandOutputTooLarge, OSError)
 PROBE_TIMEOUT = 10.0  # seconds for one candidate to print its version (a cold start of an old Python: < 1 s)
 DOWNLOAD_TIMEOUT = 600.0
 # Valid on Python 2.7 and 3.x: the version, the real executable (a launcher or a shim resolves to it), and
@@ -34,14 +37,14 @@ class FoundPython:
 
     @property
     def minor(self) -> str:
-        return ".".join(self.version.split(".")[:2])
+        return major_minor(self.version)
 
 
 def _ask(runner, argv: Sequence[str], allow_venv: bool = False) -> tuple[str, str] | None:
     """(version, executable) that `argv` reports, or None when it is no working Python (or a venv's)."""
     try:
         rc, out, _err = runner([*argv, "-c", VERSION_CODE], PROBE_TIMEOUT)
-    except (CommandNotFound, CommandTimeout, CommandOutputTooLarge, OSError):
+    except NOT_RUN:
         return None
     lines = [line.strip() for line in (out or "").splitlines() if line.strip()]
     if rc != 0 or len(lines) < 3 or not all(p.isascii() and p.isdigit() for p in lines[0].split(".")):
@@ -72,15 +75,9 @@ def _candidates(version: str, os_name: Os, env: Mapping[str, str], which, uv: st
         exe = os.path.join(home, "python.exe" if windows else os.path.join("bin", name))
         if os.path.exists(exe):
             yield [exe], "pyenv"
-    if uv:
-        try:
-            rc, out, _ = runner([uv, "python", "find", "--managed-python", "--no-python-downloads", version],
-                                PROBE_TIMEOUT)
-        except (CommandNotFound, CommandTimeout, CommandOutputTooLarge, OSError):
-            rc, out = 1, ""
-        found = (out or "").strip().splitlines()
-        if rc == 0 and found:
-            yield [found[-1].strip()], "uv"
+    managed = _uv_managed(uv, version, runner) if uv else None
+    if managed:
+        yield [managed], "uv"
     for root in _conda_roots(env):
         pattern = os.path.join(glob.escape(root), "python.exe") if windows else \
             os.path.join(glob.escape(root), "bin", name)
@@ -111,7 +108,7 @@ def find_python(versions: Sequence[str], os_name: Os, runner, *, env: Mapping[st
                 continue
             seen.add(argv[0])
             answer = _ask(runner, argv)
-            if answer and ".".join(answer[0].split(".")[:2]) == version:
+            if answer and major_minor(answer[0]) == version:
                 return FoundPython(answer[1] or argv[0], answer[0], how)
     return None
 
@@ -121,15 +118,22 @@ def download_python(version: str, uv: str, runner) -> tuple[FoundPython | None, 
     uv's last line saying why not."""
     try:
         rc, out, err = runner([uv, "python", "install", version], DOWNLOAD_TIMEOUT)
-    except (CommandNotFound, CommandTimeout, CommandOutputTooLarge, OSError) as exc:
+    except NOT_RUN as exc:
         return None, str(exc)
     if rc != 0:
         last = [line.strip() for line in f"{out}\n{err}".splitlines() if line.strip()]
         return None, (last[-1][:300] if last else f"uv exited with {rc}")
-    try:
-        rc, out, _ = runner([uv, "python", "find", "--managed-python", version], PROBE_TIMEOUT)
-    except (CommandNotFound, CommandTimeout, CommandOutputTooLarge, OSError) as exc:
-        return None, str(exc)
-    lines = (out or "").strip().splitlines()
-    found = interpreter(runner, lines[-1].strip(), "uv download") if rc == 0 and lines else None
+    managed = _uv_managed(uv, version, runner)
+    found = interpreter(runner, managed, "uv download") if managed else None
     return found, "" if found else "uv installed it but does not find it"
+
+
+def _uv_managed(uv: str, version: str, runner) -> str | None:
+    """The uv-managed CPython `version` (never downloaded by this question), or None."""
+    try:
+        rc, out, _ = runner([uv, "python", "find", "--managed-python", "--no-python-downloads", version],
+                            PROBE_TIMEOUT)
+    except NOT_RUN:
+        return None
+    lines = (out or "").strip().splitlines()
+    return lines[-1].strip() if rc == 0 and lines else None

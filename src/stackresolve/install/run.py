@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 from stackresolve.detect.runner import CommandNotFound, CommandOutputTooLarge, CommandTimeout
-from stackresolve.install.python import FoundPython, download_python, find_python, interpreter
+from stackresolve.install.python import NOT_RUN, FoundPython, download_python, find_python, interpreter
 from stackresolve.install.target import InstallTarget, refuse_pip_first
 from stackresolve.request import InputError
 
@@ -292,7 +292,7 @@ def _runs(runner, argv: list[str]) -> bool | None:
     """Whether a command exits 0 (None: it could not be asked)."""
     try:
         rc, _out, _err = runner(argv, 60.0)
-    except (CommandNotFound, CommandTimeout, CommandOutputTooLarge, OSError):
+    except NOT_RUN:
         return None
     return rc == 0
 
