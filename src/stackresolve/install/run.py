@@ -76,7 +76,6 @@ class InstallReport:
     check_ok: bool | None = None
     check_lines: tuple[str, ...] = ()
     findings: list[str] = field(default_factory=list)  # what does not hold, one line each
-    created: bool = False
 
     @property
     def ok(self) -> bool:
@@ -227,7 +226,7 @@ def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str |
     installer = choose_installer(options, uv)
     if target.file_kind == "pylock.toml" and installer != "uv":
         raise InputError("a pylock.toml is installed with uv, which was not found: pip install 'stackresolve[install]'")
-    report = InstallReport(target, options.venv, installer=installer, created=created)
+    report = InstallReport(target, options.venv, installer=installer)
     started = time.monotonic()
 
     def timed(name: str, since: float) -> float:
