@@ -6,8 +6,6 @@ Pure data and one query; every row names its source. Checked 2026-11-26.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from stackresolve.model.enums import Os
 
 # uv's managed CPython downloads (python-build-standalone) start at 3.8: `uv python list --all-versions
@@ -44,13 +42,19 @@ WINDOWS_SOURCE = "python.org/downloads/windows (last installer per minor: its la
 CONDA_SOURCE = "anaconda.org/conda-forge/python (files per platform: 3.6+ on linux-64/win-64/osx-64, 3.8+ osx-arm64)"
 
 
-@dataclass(frozen=True)
 class PythonSource:
-    """One way to get CPython `version` on an OS: what to run (or do), and the fact it rests on."""
+    """One way to get CPython `version` on an OS: what to run (or do), and the fact it rests on. A plain slotted
+    class: every plan imports this module, and a dataclass costs about a millisecond to create at import."""
 
-    method: str  # "uv", "apt", "deadsnakes", "python.org", "conda", "pyenv"
-    command: str
-    source: str
+    __slots__ = ("method", "command", "source")
+
+    def __init__(self, method: str, command: str, source: str):
+        self.method = method  # "uv", "apt", "deadsnakes", "python.org", "conda", "pyenv"
+        self.command = command
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"PythonSource({self.method!r}, {self.command!r}, {self.source!r})"
 
     def to_json(self) -> dict:
         return {"method": self.method, "command": self.command, "source": self.source}

@@ -95,8 +95,8 @@ class PythonPin:
     why: str
     source: str
     # where the recommended Python comes from when the machine lacks it (knowledge.python_sources); () for a
-    # container, which carries its own
-    sources: tuple = ()
+    # container, which carries its own. Derived from the Python, OS and architecture: not compared.
+    sources: tuple = field(default=(), compare=False)
 
     @property
     def min(self) -> str:
