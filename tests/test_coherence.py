@@ -168,7 +168,7 @@ FRAMEWORK_GPUS = ("Tesla K80", "GeForce GTX 1080", "GeForce RTX 3090", "GeForce 
 
 def framework_cases(kb):
     from stackresolve.model.enums import Framework
-    from stackresolve.resolve.candidates import release_lines
+    from stackresolve.resolve.pool import release_lines
 
     for framework, systems in ((Framework.PYTORCH, ("linux", "windows", "wsl2")), (Framework.JAX, ("linux", "wsl2"))):
         for line in release_lines(kb, framework):

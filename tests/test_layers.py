@@ -6,7 +6,9 @@ module under src/stackresolve, function-local imports included (they are imports
 - `model` imports nothing of the project outside `model` at run time;
 - nothing outside `cli` imports `cli` (the CLI only parses and renders);
 - between the project's packages (and its top-level modules, each its own node) there is no import cycle, other
-  than the ones listed in KNOWN_CYCLES with their reason.
+  than the ones listed in KNOWN_CYCLES with their reason;
+- between the project's modules there is no import cycle either, inside a package as between packages: no module
+  imports back, not even from inside a function (a function-local import hides a cycle; it does not remove it).
 """
 
 from __future__ import annotations
@@ -78,6 +80,19 @@ def _graph() -> dict[str, dict[str, set[str]]]:
     return edges
 
 
+@lru_cache(maxsize=1)
+def _module_graph() -> dict[str, dict[str, set[str]]]:
+    """{importing module: {imported module: {importing module}}}, the project's modules only: `from pkg import
+    name` is an edge to the package's __init__, and to the module pkg.name where there is one."""
+    modules = {_module_name(path): path for path in ROOT.rglob("*.py")}
+    edges: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for module, path in modules.items():
+        for target in _runtime_imports(path):
+            if target in modules and target != module:
+                edges[module][target].add(module)
+    return edges
+
+
 def _cycles(edges: dict[str, dict[str, set[str]]]) -> list[frozenset[str]]:
     """Strongly connected components of more than one node (Tarjan)."""
     index: dict[str, int] = {}
@@ -137,8 +152,19 @@ def test_no_import_cycle_between_packages():
     assert not unexplained, f"import cycles between packages: {detail}"
 
 
+def test_no_import_cycle_between_modules():
+    edges = _module_graph()
+    cycles = [sorted(c) for c in _cycles(edges)]
+    detail = {" <-> ".join(c): {a: sorted(b for b in edges[a] if b in c) for a in c} for c in cycles}
+    assert not cycles, f"modules that import each other (at module level or inside a function): {detail}"
+
+
 def test_the_graph_is_read():
     """The walk sees the layers it checks (a broken walk would pass every test above)."""
     edges = _graph()
     assert "model" in edges["detect"] and "knowledge" in edges["resolve"] and "resolve" in edges["doctor"]
     assert _cycles({"a": {"b": set()}, "b": {"a": set()}}) == [frozenset({"a", "b"})]
+    modules = _module_graph()
+    # a function-local import is an edge: the pool imports its family modules only when first asked
+    assert "stackresolve.resolve.jax" in modules["stackresolve.resolve.pool"]
+    assert "stackresolve.resolve.candidates" in modules["stackresolve.resolve.jax"]

@@ -13,7 +13,7 @@ from stackresolve.knowledge.rules import arch_predates, classify_support
 from stackresolve.model.enums import Framework, Os, Severity, Vendor
 from stackresolve.request import Request
 from stackresolve.resolve import resolve
-from stackresolve.resolve.candidates import NVIDIA_GPU_FLOOR
+from stackresolve.resolve.nvidia import NVIDIA_GPU_FLOOR
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def _resolve_cell(kb: KnowledgeBase, cell_request: Request, line: str, os_name: 
 def build_matrix(kb: KnowledgeBase, request: Request, systems: list[str]) -> list[Cell]:
     """One cell per line and OS; where NVIDIA's TF 1.15 build is chosen, the stock wheel's cell follows it."""
     cells = []
-    from stackresolve.resolve.candidates import release_lines
+    from stackresolve.resolve.pool import release_lines
 
     for line in [l.version for l in release_lines(kb, request.framework)]:
         for os_name in systems:

@@ -39,7 +39,7 @@ class Verdict:
 def resolve_installed(kb: KnowledgeBase, request: Request, keep: Callable[[object], bool]) -> Verdict:
     """Resolve `request` over the builds `keep` accepts (FrameworkCandidate -> bool)."""
     from stackresolve.resolve import resolve
-    from stackresolve.resolve.candidates import requested_framework_candidates
+    from stackresolve.resolve.pool import requested_framework_candidates
 
     if not any(keep(c) for c in requested_framework_candidates(kb, request)):
         return Verdict(None)

@@ -29,15 +29,14 @@ from stackresolve.model.stack import CudaPin, CudnnPin, DriverPin, FrameworkPin,
 from stackresolve.model.values import DriverVersion
 from stackresolve.request import Request
 from stackresolve.resolve.candidates import (
-    NVIDIA_INDEX,
-    NVIDIA_INDEX_NOTE,
     CudnnCandidate,
     DriverCandidate,
     FrameworkCandidate,
     PythonCandidate,
-    requested_framework_candidates,
     support_on,
 )
+from stackresolve.resolve.nvidia import NVIDIA_INDEX, NVIDIA_INDEX_NOTE
+from stackresolve.resolve.pool import requested_framework_candidates
 from stackresolve.resolve.provider import (
     all_native,
     gpu_driver_floor,
@@ -75,7 +74,7 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
         kb.pitfalls_for(framework.upstream_version, request.os.wheel_os.value, py.version))
     pins += floor_pins(fw)
     if fw.framework is Framework.JAX:
-        from stackresolve.resolve.frameworks import jax_pins
+        from stackresolve.resolve.jax import jax_pins
 
         pins += jax_pins(kb, fw)
     entries = tuple(GpuEntry(g.name or None, g.cc, g.architecture, support_on(fw, g.capability), g.source)

@@ -22,9 +22,8 @@ from stackresolve.resolve.candidates import (
     DriverCandidate,
     FrameworkCandidate,
     PythonCandidate,
-    release_lines,
-    requested_framework_candidates,
 )
+from stackresolve.resolve.pool import release_lines, requested_framework_candidates
 from stackresolve.resolve.provider import driver_floor
 from stackresolve.resolve.solve import UNSOLVABLE, resolve_with_findings, solve
 
@@ -146,7 +145,7 @@ def _why_no_build(kb: KnowledgeBase, request: Request) -> list[Finding]:
         return [Finding(Severity.ERROR, "no-macos-gpu", f"{name} has no CUDA build for macOS",
                         fix="Plan for the Apple GPU (--gpu 'Apple M2') or the CPU (--cpu).", source="request")]
     if request.framework is Framework.JAX:
-        from stackresolve.resolve.frameworks import jaxlib_off_index  # JAX's module: not loaded for TensorFlow
+        from stackresolve.resolve.jax import jaxlib_off_index  # JAX's module: not loaded for TensorFlow
 
         asked = [v for v in known_releases(kb, Framework.JAX) if spec.contains(v, prereleases=True)]
         deleted = [off for v in asked if (pairing := kb.frameworks.jax_pairing(str(v)))

@@ -28,9 +28,9 @@ from stackresolve.resolve.candidates import (
     FrameworkCandidate,
     cuda_pool,
     cudnn_pool,
-    requested_framework_candidates,
     support_on,
 )
+from stackresolve.resolve.pool import requested_framework_candidates
 
 ORDER = ("framework", "python", "cuda", "cudnn", "driver")
 
