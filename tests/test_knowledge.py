@@ -7,6 +7,7 @@ from packaging.version import Version
 
 from stackresolve.knowledge.base import normalize_gpu_name
 from stackresolve.knowledge.loader import constraints_dir, knowledge, read_toml
+from stackresolve.knowledge.rules import cuda_line_fits
 from stackresolve.model.values import ComputeCapability
 
 TOML_FILES = sorted(p.name for p in Path(constraints_dir()).glob("*.toml"))
@@ -48,7 +49,8 @@ def test_every_tested_gpu_build_names_a_known_toolkit_and_cudnn(kb):
         cuda = build.cuda
         assert cuda in toolkits, f"tested build {build.version} ({build.os}) names CUDA {cuda}, not in cuda.toml"
         wanted = Version(build.cudnn)
-        fitting = [r for r in kb.cudnn if r.key.major == wanted.major and r.key >= wanted and r.build_for(cuda)]
+        fitting = [r for r in kb.cudnn if r.key.major == wanted.major and r.key >= wanted
+                   and any(cuda_line_fits(b.cuda, cuda) for b in r.builds)]
         assert fitting, f"no cuDNN {wanted.major}.x >= {build.cudnn} built for CUDA {cuda} (TF {build.version})"
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from packaging.version import Version
 
 from stackresolve.knowledge.fields import records
-from stackresolve.knowledge.rules import cudnn_accepts
+from stackresolve.knowledge.rules import cuda_line_fits, cudnn_accepts
 
 # `apt-get install` arguments: a Debian package name, optionally `=version` (Debian policy 5.6.1 / 5.6.12).
 APT_PACKAGE = r"[a-z0-9][a-z0-9+.-]+(=[0-9][A-Za-z0-9.+~:-]*)?"
@@ -33,13 +33,6 @@ CONDA_CHANNEL = r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*"
 APT_REPO_NAMES = ("cuda", "machine-learning")
 KEYRING_METHODS = ("apt-key", "cuda-keyring")
 DRIVER_ORIGINS = ("ubuntu-or-cuda-repo", "cuda-repo")
-
-
-def cuda_fits(built_for: str, cuda: str) -> bool:
-    """True when a package built for `built_for` ("10.0", or "12.x" for every 12 minor) serves CUDA `cuda`."""
-    if built_for.endswith(".x"):
-        return cuda.split(".")[0] == built_for[:-2]
-    return built_for == cuda
 
 
 # -- apt --------------------------------------------------------------------------------------------------
@@ -92,7 +85,7 @@ class AptCudnnPackage:
         return Version(self.cudnn)
 
     def fits(self, cuda: str) -> bool:
-        return cuda_fits(self.cuda, cuda)
+        return cuda_line_fits(self.cuda, cuda)
 
     @property
     def packages(self) -> tuple[str, ...]:
@@ -171,7 +164,7 @@ class CondaCudnnPackage:
         return Version(self.cudnn)
 
     def fits(self, cuda: str) -> bool:
-        return cuda_fits(self.cuda, cuda)
+        return cuda_line_fits(self.cuda, cuda)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from stackresolve.knowledge.fields import KnowledgeError, records
+from stackresolve.knowledge.rules import cuda_line_fits
 
 
 # Patterns for values that end up inside generated scripts.
@@ -130,9 +131,7 @@ class CudnnZip:
 
     def fits(self, cuda: str) -> bool:
         """True when this zip was built for the CUDA line `cuda` ("11.2" fits "11.2" and "11.x")."""
-        if self.cuda.endswith(".x"):
-            return cuda.split(".")[0] == self.cuda.split(".")[0]
-        return cuda == self.cuda
+        return cuda_line_fits(self.cuda, cuda)
 
 
 @dataclass(frozen=True)

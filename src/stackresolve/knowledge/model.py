@@ -10,6 +10,7 @@ from functools import cached_property
 
 from packaging.version import Version
 
+from stackresolve.model.enums import Os
 from stackresolve.model.values import ComputeCapability
 
 # Wheel platform keys of tensorflow_wheels.toml, in the order plans mention them.
@@ -138,8 +139,13 @@ class CudaToolkit(_ArchRange):
     source: str
     note: str = ""
 
-    def min_driver(self, driver_os: str) -> str:
-        return self.driver_windows if driver_os == "windows" else self.driver_linux
+    def min_driver(self, driver_os: Os) -> str:
+        """NVIDIA's minimum driver for this toolkit on an OS's driver ("" where NVIDIA prints none)."""
+        return self.driver_windows if driver_os is Os.WINDOWS else self.driver_linux
+
+    def compat_driver(self, driver_os: Os) -> str:
+        """NVIDIA's minor-version-compatibility driver floor for this toolkit's major ("" before CUDA 11)."""
+        return self.compat_driver_windows if driver_os is Os.WINDOWS else self.compat_driver_linux
 
     @property
     def newest_release(self) -> str:
@@ -150,11 +156,6 @@ class CudaToolkit(_ArchRange):
 class CudnnBuild:
     cuda: str  # "10.0" (that toolkit line) or "11.x" (every minor of major 11)
     full_version: str
-
-    def fits(self, cuda: str) -> bool:
-        if self.cuda.endswith(".x"):
-            return cuda.split(".")[0] == self.cuda[:-2]
-        return cuda == self.cuda
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,12 +172,6 @@ class CudnnRelease(_ArchRange):
     @cached_property
     def key(self) -> Version:
         return Version(self.version)
-
-    def build_for(self, cuda: str) -> CudnnBuild | None:
-        exact = [b for b in self.builds if b.cuda == cuda]
-        if exact:
-            return exact[0]
-        return next((b for b in self.builds if b.fits(cuda)), None)
 
 
 @dataclass(frozen=True, eq=False)

@@ -93,6 +93,7 @@ def version_wanted_fits(provided: str, wanted: str, component: str) -> bool:
 
 
 # -- cuDNN ---------------------------------------------------------------------------------------------------
+@lru_cache(maxsize=4096)  # the resolver asks it for the same few pairs thousands of times over a matrix
 def cudnn_accepts(compiled: str, runtime: str) -> bool:
     """TensorFlow compiled with cuDNN `compiled` loads cuDNN `runtime`: same major, minor >= the compiled minor.
     A runtime known only by its major ("8", from libcudnn.so.8) passes on the major."""
@@ -104,6 +105,7 @@ def cudnn_accepts(compiled: str, runtime: str) -> bool:
     return r.release[:2] >= (c.major, c.minor)
 
 
+@lru_cache(maxsize=256)
 def cudnn_rule_text(compiled: str) -> str:
     """The accepted range in words: '8.x >= 8.1'."""
     c = Version(compiled)
@@ -146,10 +148,16 @@ def driver_branch(version: str) -> int:
     return DriverVersion.parse(version).branch
 
 
+def driver_floor_raises(floor: str, minimum: str | None) -> bool:
+    """Driver minimums combine by the highest: a floor that holds whatever the stack (CUDA on WSL2's Windows
+    driver, a GPU's first driver) raises a stack's minimum when the stack has none or a lower one."""
+    return not minimum or DriverVersion.parse(floor) > DriverVersion.parse(minimum)
+
+
 def minor_compat_floor(toolkit: CudaToolkit, driver_os: Os, all_native: bool) -> str:
     """NVIDIA's minor-version-compatibility driver floor (CUDA >= 11, Table 2), or "" where it does not apply.
     It does not cover PTX JIT, so it only counts when the build carries machine code for every GPU."""
-    compat = toolkit.compat_driver_windows if driver_os is Os.WINDOWS else toolkit.compat_driver_linux
+    compat = toolkit.compat_driver(driver_os)
     return compat if compat and all_native else ""
 
 

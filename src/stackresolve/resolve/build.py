@@ -26,7 +26,6 @@ from stackresolve.knowledge.rules import (
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import CudaPin, CudnnPin, DriverPin, FrameworkPin, GpuEntry, GpuPin, PythonPin, Stack
-from stackresolve.model.values import DriverVersion
 from stackresolve.request import Request
 from stackresolve.resolve.candidates import (
     CudnnCandidate,
@@ -39,11 +38,11 @@ from stackresolve.resolve.nvidia import NVIDIA_INDEX, NVIDIA_INDEX_NOTE
 from stackresolve.resolve.pool import requested_framework_candidates
 from stackresolve.resolve.provider import (
     all_native,
-    gpu_driver_floor,
     newest_supported_driver,
     nvidia_driver_requirement,
     planned_driver_minimum,
     preferred_cudnn,
+    raised_minimum,
 )
 
 # Findings that mean a stack runs, but not natively on the requested GPUs.
@@ -70,8 +69,9 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
     python, python_findings = python_pin(request, fw, py)
     findings += python_findings
     tensorflow = fw.framework is Framework.TENSORFLOW
-    pins = () if fw.container or not tensorflow else tuple(
-        kb.pitfalls_for(framework.upstream_version, request.os.wheel_os.value, py.version))
+    pins = () if fw.container or not tensorflow else kb.memo(
+        ("pitfalls_for", framework.upstream_version, request.os.wheel_os, py.version),
+        lambda: tuple(kb.pitfalls_for(framework.upstream_version, request.os.wheel_os.value, py.version)))
     pins += floor_pins(fw)
     if fw.framework is Framework.JAX:
         from stackresolve.resolve.jax import jax_pins
@@ -298,6 +298,11 @@ def _fallback_why(kb: KnowledgeBase, request: Request, cuda: str, prefer: str, c
 def also_works(kb: KnowledgeBase, request: Request, compiled: str, chosen: str, cuda: str) -> tuple[str, ...]:
     """Newer minors of the chosen major that TensorFlow also loads, built for this CUDA and supporting every
     requested GPU: the newest patch of each."""
+    ccs = tuple(g.capability for g in request.gpus)
+    return kb.memo(("also_works", compiled, chosen, cuda, ccs), lambda: _also_works(kb, ccs, compiled, chosen, cuda))
+
+
+def _also_works(kb: KnowledgeBase, ccs: tuple, compiled: str, chosen: str, cuda: str) -> tuple[str, ...]:
     base = Version(chosen)
     newest: dict[tuple[int, int], CudnnRelease] = {}
     for release in kb.cudnn:
@@ -306,7 +311,7 @@ def also_works(kb: KnowledgeBase, request: Request, compiled: str, chosen: str, 
             continue
         if not any(cuda_line_fits(b.cuda, cuda) for b in release.builds):
             continue
-        if any(release.min_cc > g.capability for g in request.gpus):
+        if any(release.min_cc > cc for cc in ccs):
             continue
         minor = key.release[:2]
         if minor not in newest or key > newest[minor].key:
@@ -324,7 +329,7 @@ def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
     if fw.nvidia is not None:
         build = fw.nvidia
         req = nvidia_driver_requirement(kb, request, fw)
-        ok = None if detected is None else req.test(DriverCandidate(Version(detected), None))
+        ok = None if detected is None else req.is_satisfied_by(DriverCandidate(Version(detected), None))
         pin = DriverPin(build.driver_stated, detected, ok,
                         req.text.replace(f"{fw.label} (release {build.release}) needs",
                                          f"release {build.release} needs"), build.source, max_branch=max_branch)
@@ -338,13 +343,7 @@ def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
         findings.append(Finding(Severity.WARNING, "driver-minimum-unknown",
                                 f"NVIDIA's table gives no minimum {request.driver_os} driver for CUDA "
                                 f"{toolkit.version}", source=toolkit.source))
-    wsl = kb.platform_minimum("wsl2") if request.os is Os.WSL2 else None
-    if wsl and (not minimum or DriverVersion.parse(wsl.driver) > DriverVersion.parse(minimum)):
-        minimum, source = wsl.driver, wsl.source
-    gpu_floor = gpu_driver_floor(kb, request)
-    gpu_why = ""
-    if gpu_floor and (not minimum or Version(gpu_floor[0]) > Version(minimum)):
-        minimum, source, gpu_why = gpu_floor[0], gpu_floor[2], gpu_floor[1]
+    minimum, source, gpu_why, by_wsl = raised_minimum(kb, request, minimum, source)
     compat = minor_compat_floor(toolkit, request.driver_os, all_native(request, fw))
     ok = None
     newest = newest_supported_driver(kb, request) if detected is None else None
@@ -386,7 +385,7 @@ def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
                f"CUDA {toolkit.version}'s own minimum is {own})")
     else:
         why = f"CUDA {toolkit.version} needs driver >= {minimum or '(unknown)'} on {request.driver_os}"
-    if wsl and source is wsl.source:
+    if by_wsl:
         why += " (CUDA on WSL2 needs at least this Windows driver)"
     if detected is None and minimum:
         findings.append(driver_unknown(minimum, source))

@@ -25,7 +25,7 @@ from stackresolve.knowledge.model import (
     TestedBuild,
     WheelRelease,
 )
-from stackresolve.knowledge.rules import classify_support
+from stackresolve.knowledge.rules import classify_support, cuda_line_fits
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Vendor
 from stackresolve.model.values import ComputeCapability
 from stackresolve.request import PYTHON_RELEASES
@@ -170,7 +170,7 @@ def cudnn_pool(kb: KnowledgeBase, cuda: str | None) -> list[CudnnCandidate]:
         for build in release.builds])
     if cuda is None:
         return every
-    return kb.memo(("cudnn_candidates", cuda), lambda: [c for c in every if c.build.fits(cuda)])
+    return kb.memo(("cudnn_candidates", cuda), lambda: [c for c in every if cuda_line_fits(c.build.cuda, cuda)])
 
 
 def cuda_pool(kb: KnowledgeBase, cuda: str | None) -> list[CudaCandidate]:

@@ -34,7 +34,7 @@ def conflict_causes(request: Request, exc: Exception) -> list:
     requirements the installed driver meets (they are not a side of it)."""
     installed = DriverCandidate(Version(request.driver), None) if request.driver else None
     return [info for info in getattr(exc, "causes", ())
-            if not (info.requirement.name == "driver" and installed is not None and info.requirement.test(installed))]
+            if not (info.requirement.name == "driver" and installed is not None and info.requirement.is_satisfied_by(installed))]
 
 
 def conflict_summary(request: Request, exc: Exception) -> tuple[ConflictCause, ...]:

@@ -1,28 +1,22 @@
-"""The resolvelib provider over five components (framework, python, cuda, cudnn, driver) and the requirements
+"""The resolvelib provider over five components (framework, python, cuda, cudnn, driver), and the requirements
 each candidate and the request impose. Every requirement carries the fact behind it and its source, so a
 conflict can name both sides."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 from packaging.version import Version
 from resolvelib import AbstractProvider
 
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.knowledge.rules import (
-    CUDNN_RULE_SOURCE,
-    cudnn_accepts,
-    cudnn_rule_text,
-    minor_compat_floor,
-)
+from stackresolve.knowledge.model import PlatformMinimum
+from stackresolve.knowledge.rules import driver_floor_raises, minor_compat_floor
 from stackresolve.model.enums import Framework, GpuSupport, Os
 from stackresolve.model.values import ComputeCapability, DriverVersion
 from stackresolve.request import Request
 from stackresolve.resolve.candidates import (
     PYTHON_CANDIDATES,
-    Candidate,
     CudnnCandidate,
     DriverCandidate,
     FrameworkCandidate,
@@ -31,22 +25,27 @@ from stackresolve.resolve.candidates import (
     support_on,
 )
 from stackresolve.resolve.pool import requested_framework_candidates
+from stackresolve.resolve.requirements import (
+    BuildCuda,
+    BuildCudnn,
+    BuildPythons,
+    CompiledCudnn,
+    CudaSupports,
+    CudnnAsked,
+    CudnnSupports,
+    DriverAtLeast,
+    DriverInstalled,
+    DriverPredatesGpu,
+    DriverRequirement,
+    HasCodeFor,
+    LastBranch,
+    NvidiaBuildDriver,
+    PythonAsked,
+    RequestedBuild,
+    Requirement,
+)
 
-ORDER = ("framework", "python", "cuda", "cudnn", "driver")
-
-
-@dataclass(frozen=True, eq=False)
-class Req:
-    """A requirement on one component, with the fact behind it (shown when resolution fails)."""
-
-    name: str
-    test: Callable[[Candidate], bool]
-    text: str
-    source: str
-    driver_min: Version | None = None  # driver requirements also carry bounds, to compute a minimum
-    cuda: str | None = None  # set when the requirement only admits this CUDA line (cuda) or builds for it (cudnn)
-    prefer: str | None = None  # cudnn: the version to try first (the policy's choice)
-    channels: tuple[str, ...] | None = None  # cudnn: the install channels that carry it in the plans (None: all)
+ORDER = {"framework": 0, "python": 1, "cuda": 2, "cudnn": 3, "driver": 4}
 
 
 class StackProvider(AbstractProvider):
@@ -57,50 +56,81 @@ class StackProvider(AbstractProvider):
         self.kb = kb
         self.request = request
         self.keep = keep
+        # {(pool, requirement key): the candidates of the pool that satisfy it}, for the knowledge base's life:
+        # the pools are the knowledge base's own memoized lists, so their identity names them.
+        self.passing: dict = kb.memo("requirement-passing", dict)
+        self.pools = {"framework": self._framework_pool, "python": self._python_pool, "cuda": self._cuda_pool,
+                      "cudnn": self._cudnn_pool, "driver": self._driver_pool}
 
     def identify(self, requirement_or_candidate):
         return requirement_or_candidate.name
 
     def get_preference(self, identifier, resolutions, candidates, information, backtrack_causes):
-        return ORDER.index(identifier)
+        return ORDER[identifier]
 
-    def is_satisfied_by(self, requirement: Req, candidate) -> bool:
-        return requirement.test(candidate)
+    def is_satisfied_by(self, requirement: Requirement, candidate) -> bool:
+        return requirement.is_satisfied_by(candidate)
 
     def find_matches(self, identifier, requirements, incompatibilities):
         reqs = list(requirements[identifier])
-        bad = list(incompatibilities[identifier])
-        if identifier == "driver":
-            pool = [self._driver_candidate(reqs)]
-        elif identifier == "framework":
-            pool = requested_framework_candidates(self.kb, self.request)
-            if self.keep is not None:
-                pool = [c for c in pool if self.keep(c)]
-        elif identifier == "python":
-            pool = PYTHON_CANDIDATES
+        pool, remembered = self.pools[identifier](reqs)
+        if remembered:
+            passing = self.passing
+            sets = []
+            for r in reqs:
+                key = (id(pool), r.key)
+                found = passing.get(key)
+                if found is None:
+                    found = passing[key] = frozenset(c for c in pool if r.is_satisfied_by(c))
+                sets.append(found)
+            if sets:
+                accepted = frozenset.intersection(*sets)
+                matches = [c for c in pool if c in accepted]
+            else:
+                matches = list(pool)
         else:
-            cuda = next((r.cuda for r in reqs if r.cuda), None)
-            pool = cuda_pool(self.kb, cuda) if identifier == "cuda" else cudnn_pool(self.kb, cuda)
-            if identifier == "cudnn":
-                prefer = next((r.prefer for r in reqs if r.prefer), None)
-                only = next((r.channels for r in reqs if r.channels is not None), None)
-                if prefer and cuda:
-                    channels = {name: versions for name, versions in
-                                self.kb.cudnn_channels(cuda, self.request.os.value).items()
-                                if only is None or name in only}
-                    pool = self.kb.memo(("cudnn_order", cuda, prefer, self.request.os, only),
-                                        lambda: preference_order(pool, prefer, channels))
-        return [c for c in pool if c not in bad and all(r.test(c) for r in reqs)]
+            matches = [c for c in pool if all(r.is_satisfied_by(c) for r in reqs)]
+        bad = list(incompatibilities[identifier])
+        return [c for c in matches if c not in bad] if bad else matches
+
+    # Each returns (the pool, in the order to try it; whether it is the knowledge base's memoized list)
+    def _framework_pool(self, reqs):
+        pool = requested_framework_candidates(self.kb, self.request)
+        if self.keep is None:
+            return pool, True
+        return [c for c in pool if self.keep(c)], False
+
+    def _python_pool(self, reqs):
+        return PYTHON_CANDIDATES, True
+
+    def _cuda_pool(self, reqs):
+        return cuda_pool(self.kb, next((r.line for r in reqs if r.line), None)), True
+
+    def _cudnn_pool(self, reqs):
+        cuda = next((r.cuda for r in reqs if r.cuda), None)
+        pool = cudnn_pool(self.kb, cuda)
+        prefer = next((r.prefer for r in reqs if r.prefer), None)
+        only = next((r.channels for r in reqs if r.channels is not None), None)
+        if prefer and cuda:
+            channels = {name: versions for name, versions in
+                        self.kb.cudnn_channels(cuda, self.request.os.value).items()
+                        if only is None or name in only}
+            pool = self.kb.memo(("cudnn_order", cuda, prefer, self.request.os, only),
+                                lambda: preference_order(pool, prefer, channels))
+        return pool, True
+
+    def _driver_pool(self, reqs):
+        return [self._driver_candidate(reqs)], False
 
     def get_dependencies(self, candidate):
         if isinstance(candidate, FrameworkCandidate):
             return framework_dependencies(self.kb, self.request, candidate)
         return []
 
-    def _driver_candidate(self, reqs: list[Req]) -> DriverCandidate:
+    def _driver_candidate(self, reqs: list[DriverRequirement]) -> DriverCandidate:
         if self.request.driver:
             return DriverCandidate(detected=Version(self.request.driver), minimum=None)
-        minimums = [r.driver_min for r in reqs if r.driver_min is not None]
+        minimums = [r.minimum for r in reqs if r.minimum is not None]
         minimum = max(minimums) if minimums else None
         newest = newest_supported_driver(self.kb, self.request)
         if newest is not None and minimum is not None and minimum > Version(newest.last_version):
@@ -138,12 +168,6 @@ def newest_supported_driver(kb: KnowledgeBase, request: Request):
     return min(records, key=lambda s: Version(s.last_version)) if records else None
 
 
-def driver_at_least(candidate: DriverCandidate, minimum: Version) -> bool:
-    if candidate.detected is not None:
-        return candidate.detected >= minimum
-    return candidate.minimum is not None and candidate.minimum >= minimum
-
-
 def all_native(request: Request, fw: FrameworkCandidate) -> bool:
     return bool(request.gpus) and all(support_on(fw, g.capability) is GpuSupport.NATIVE for g in request.gpus)
 
@@ -164,45 +188,22 @@ def preferred_cudnn(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate)
     return fw.cudnn_compiled, "compiled"
 
 
-def framework_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> list[Req]:
-    platform = "the container" if fw.container else request.wheel_platform
-    deps = [Req("python", lambda c, ok=fw.pythons: c.version in ok,
-                f"{fw.label} has {platform} builds for Python {', '.join(fw.pythons) or 'none'}", fw.source)]
+def framework_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> list[Requirement]:
+    deps: list[Requirement] = [BuildPythons(fw, "the container" if fw.container else request.wheel_platform)]
     if not fw.gpu:
         return deps
     deps += driver_dependencies(kb, request, fw)
-    source = fw.build.source if fw.build else fw.source
+    # PyTorch and JAX bring CUDA and cuDNN in their wheels: the CUDA line decides the driver; there is no cuDNN to
+    # choose (the plan names the one the wheels bring).
+    deps.append(BuildCuda(fw, request.os))
     if fw.framework is not Framework.TENSORFLOW:
-        # PyTorch and JAX bring CUDA and cuDNN in their wheels: the CUDA line decides the driver; there is no
-        # cuDNN to choose (the plan names the one the wheels bring).
-        what = f"is built for CUDA {fw.cuda}" if fw.framework is Framework.PYTORCH else \
-            f"[{','.join(fw.extras)}] installs CUDA {fw.cuda} or a newer {fw.cuda.split('.')[0]}.x as pip wheels"
-        deps.append(Req("cuda", lambda c, v=fw.cuda: c.toolkit.version == v, f"{fw.label} {what}", fw.source,
-                        cuda=fw.cuda))
         return deps
-    how = "pins" if fw.cuda_release and fw.extras else "uses"
-    deps.append(Req("cuda", lambda c, v=fw.cuda: c.toolkit.version == v,
-                    f"{fw.label} {how} CUDA {fw.cuda}" + ("" if fw.nvidia or fw.cuda_release else
-                                                         f" (TensorFlow's tested build for {request.os.wheel_os})"),
-                    source, cuda=fw.cuda))
     prefer, _ = preferred_cudnn(kb, request, fw)
-    if fw.cudnn_fixed:
-        deps.append(Req("cudnn", lambda c, v=Version(fw.cudnn_fixed), cuda=fw.cuda: c.key == v and c.build.fits(cuda),
-                        f"{fw.label} brings cuDNN {fw.cudnn_fixed}", fw.source, cuda=fw.cuda, prefer=prefer))
-        return deps
-    compiled = fw.cudnn_compiled
-    deps.append(Req(
-        "cudnn",
-        lambda c, m=compiled, cuda=fw.cuda: cudnn_accepts(m, c.release.version) and c.build.fits(cuda),
-        f"TensorFlow {fw.line.version} was compiled with cuDNN {compiled}: it loads cuDNN "
-        f"{cudnn_rule_text(compiled)} built for CUDA {fw.cuda}",
-        f"{source}; {CUDNN_RULE_SOURCE}", cuda=fw.cuda, prefer=prefer,
-        # NVIDIA's wheels install with pip, not apt (plan/apt.py refuses them): conda is their channel for cuDNN
-        channels=("conda",) if fw.nvidia else None))
+    deps.append(BuildCudnn(fw, prefer) if fw.cudnn_fixed else CompiledCudnn(fw, prefer))
     return deps
 
 
-def driver_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> list[Req]:
+def driver_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> list[Requirement]:
     """The driver a build's CUDA needs. NVIDIA's minor-version compatibility lets CUDA 11+ programs run on an
     older driver of the same major's floor (Table 2), but not PTX JIT: it is accepted for an installed driver
     only when the build carries machine code for every GPU. NVIDIA's builds state their own floor."""
@@ -215,18 +216,15 @@ def driver_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCandid
     minimum = Version(text)
     compat_text = minor_compat_floor(toolkit, request.driver_os, all_native(request, fw))
     compat = Version(compat_text) if compat_text and compat_text != text else None
-    return [Req("driver", lambda c, m=minimum, k=compat: driver_at_least(c, m) or (
-                    k is not None and c.detected is not None and c.detected >= k),
-                f"CUDA {toolkit.version} needs an NVIDIA driver >= {text} on {request.driver_os}"
-                + (f" (or >= {compat_text} through minor-version compatibility)" if compat else ""),
-                toolkit.source, driver_min=minimum)]
+    return [DriverAtLeast(minimum, f"CUDA {toolkit.version} needs an NVIDIA driver >= {text} on {request.driver_os}"
+                          + (f" (or >= {compat_text} through minor-version compatibility)" if compat else ""),
+                          toolkit.source, compat)]
 
 
 def toolkit_driver(toolkit, driver_os: Os) -> str:
     """A toolkit's own driver minimum; where NVIDIA prints none for this OS (Windows, CUDA 13.x: N/A), the
     minor-version-compatibility floor it gives for the major (13.x >= 580)."""
-    compat = toolkit.compat_driver_windows if driver_os is Os.WINDOWS else toolkit.compat_driver_linux
-    return toolkit.min_driver(driver_os) or compat
+    return toolkit.min_driver(driver_os) or toolkit.compat_driver(driver_os)
 
 
 def planned_driver_minimum(request: Request, fw: FrameworkCandidate, toolkit) -> str:
@@ -277,7 +275,7 @@ def compute_capability_driver_floor(kb: KnowledgeBase, cc: str, driver_os: Os):
     return kb.memo(("gpu_driver_floor", cc, driver_os), compute)
 
 
-def own_driver_conflicts(kb: KnowledgeBase, request: Request) -> list[Req]:
+def own_driver_conflicts(kb: KnowledgeBase, request: Request) -> list[Requirement]:
     """A GPU whose own machine's driver predates its compute capability: a requirement nothing satisfies."""
     reqs = []
     for gpu in request.gpus:
@@ -285,8 +283,7 @@ def own_driver_conflicts(kb: KnowledgeBase, request: Request) -> list[Req]:
             continue
         floor = compute_capability_driver_floor(kb, gpu.cc, request.driver_os)
         if floor is not None and DriverVersion.parse(gpu.driver) < DriverVersion.parse(floor[0]):
-            reqs.append(Req("driver", lambda c: False, f"{floor[1]}; {gpu.label} runs on driver {gpu.driver}",
-                            floor[2]))
+            reqs.append(DriverPredatesGpu(f"{floor[1]}; {gpu.label} runs on driver {gpu.driver}", floor[2]))
     return reqs
 
 
@@ -298,16 +295,29 @@ def driver_floor(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) ->
     toolkit = kb.toolkit(fw.cuda)
     floor = fw.nvidia.driver_stated if fw.nvidia is not None else (
         toolkit.min_driver(request.driver_os) if toolkit else "")
-    wsl = kb.platform_minimum("wsl2") if request.os is Os.WSL2 else None
-    if wsl and (not floor or DriverVersion.parse(wsl.driver) > DriverVersion.parse(floor)):
-        floor = wsl.driver
+    return raised_minimum(kb, request, floor, "")[0] or None
+
+
+def wsl_driver_floor(kb: KnowledgeBase, request: Request) -> PlatformMinimum | None:
+    """On WSL2, the Windows driver CUDA needs whatever the stack (knowledge: platform_minimum "wsl2")."""
+    return kb.platform_minimum("wsl2") if request.os is Os.WSL2 else None
+
+
+def raised_minimum(kb: KnowledgeBase, request: Request, minimum: str, source: str) -> tuple[str, str, str, bool]:
+    """A stack's driver minimum raised to the floors that hold whatever the stack, CUDA on WSL2's and the
+    requested GPUs' (gpu_driver_floor): (minimum, its source, why where the GPUs' floor decides or "", whether
+    WSL2's floor decides)."""
+    by_wsl, gpu_why = False, ""
+    wsl = wsl_driver_floor(kb, request)
+    if wsl and driver_floor_raises(wsl.driver, minimum):
+        minimum, source, by_wsl = wsl.driver, wsl.source, True
     gpu = gpu_driver_floor(kb, request)
-    if gpu and (not floor or Version(gpu[0]) > Version(floor)):
-        floor = gpu[0]
-    return floor or None
+    if gpu and driver_floor_raises(gpu[0], minimum):
+        minimum, source, gpu_why, by_wsl = gpu[0], gpu[2], gpu[1], False
+    return minimum, source, gpu_why, by_wsl
 
 
-def nvidia_driver_requirement(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> Req:
+def nvidia_driver_requirement(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> NvidiaBuildDriver:
     build = fw.nvidia
     stated = Version(build.driver_stated)
     # Containers ship CUDA's forward-compatibility package, which NVIDIA supports on data-center GPUs with the
@@ -316,75 +326,42 @@ def nvidia_driver_requirement(kb: KnowledgeBase, request: Request, fw: Framework
         (g := kb.find_gpu(t.name)) is not None and g.segment == "datacenter" for t in request.gpus if t.name) \
         and all(t.name for t in request.gpus)
     compat = tuple(Version(c) for c in build.driver_compat) if datacenter else ()
-
-    def fits(c: DriverCandidate) -> bool:
-        if driver_at_least(c, stated):
-            return True
-        return c.detected is not None and any(
-            c.detected.release[0] == k.release[0] and c.detected >= k for k in compat)
-
     extra = f"; data-center GPUs: {', '.join(build.driver_compat)} through forward compatibility" if compat else ""
-    return Req("driver", fits, f"{fw.label} (release {build.release}) needs driver {build.driver_stated} or later"
-               + extra, build.source, driver_min=stated)
+    return NvidiaBuildDriver(stated, compat, f"{fw.label} (release {build.release}) needs driver "
+                             f"{build.driver_stated} or later" + extra, build.source)
 
 
-ARCH_SOURCES = {
-    Framework.TENSORFLOW: "tensorflow.toml [[compiled_arch]] (CUDA code found in the official wheels per release "
-                          "line)",
-    Framework.PYTORCH: "pytorch.toml [[variant]] sass/ptx (CUDA code in torch's kernels per variant)",
-    Framework.JAX: "jax.toml [[compiled_arch]] (CUDA code in the plugin wheels) and [[release]] cc_min",
-}
-
-
-def root_requirements(kb: KnowledgeBase, request: Request) -> list[Req]:
+def root_requirements(kb: KnowledgeBase, request: Request) -> list[Requirement]:
     # The provider's pool is already narrowed to the requested versions; this root requirement names the
     # request in conflict explanations and holds the resolver to that pool.
-    requested = {id(c) for c in requested_framework_candidates(kb, request)}
     vendor = f" ({request.vendor} builds)" if request.vendor else ""
-    reqs = [Req("framework", lambda c: id(c) in requested,
-                f"{request.asked}{vendor} was asked for ({request.framework.flag})", "request")]
+    reqs: list[Requirement] = [RequestedBuild(requested_framework_candidates(kb, request),
+                                              f"{request.asked}{vendor} was asked for ({request.framework.flag})")]
     if request.python:
-        reqs.append(Req("python", lambda c, p=request.python: c.version == p,
-                        f"Python {request.python} was asked for (--python)", "request"))
+        reqs.append(PythonAsked(request.python))
     if request.cpu_only:
         return reqs
     tensorflow = request.framework is Framework.TENSORFLOW
     if request.cudnn and tensorflow:
-        wanted = Version(request.cudnn)
-        reqs.append(Req("cudnn", lambda c, w=wanted: c.key.release[:len(w.release)] == w.release,
-                        f"cuDNN {request.cudnn} was asked for (--cudnn)", "request"))
+        reqs.append(CudnnAsked(request.cudnn))
     for gpu in request.gpus:
-        label = gpu.label
-        reqs.append(Req(
-            "framework",
-            lambda c, cc=gpu.capability: support_on(c, cc) is not GpuSupport.UNSUPPORTED,
-            f"{label} needs a {request.framework.display} build with SASS or PTX for it",
-            ARCH_SOURCES[request.framework]))
-        reqs.append(Req("cuda", lambda c, cc=gpu.capability: c.toolkit.min_cc <= cc,
-                        f"{label} needs a CUDA toolkit that still supports compute capability {gpu.cc}",
-                        "cuda.toml [[toolkit]] arch_min (NVIDIA CUDA release notes)"))
+        reqs.append(HasCodeFor(gpu, request.framework))
+        reqs.append(CudaSupports(gpu))
         if tensorflow:
-            reqs.append(Req("cudnn", lambda c, cc=gpu.capability: c.arch_min <= cc,
-                            f"{label} needs a cuDNN that still supports compute capability {gpu.cc}",
-                            "cudnn.toml [[release]] arch_min (NVIDIA cuDNN support matrix)"))
+            reqs.append(CudnnSupports(gpu))
         support = kb.arch_support_for(gpu.cc)
         if support and support.last_branch and not request.driver:
             branch = int(support.last_branch)
-            reqs.append(Req("driver", lambda c, b=branch: c.minimum is None or c.minimum.release[0] <= b,
-                            f"{support.architecture.capitalize()} GPUs are supported by drivers up to the "
-                            f"R{branch} branch", support.source))
+            reqs.append(LastBranch(branch, f"{support.architecture.capitalize()} GPUs are supported by drivers up "
+                                           f"to the R{branch} branch", support.source))
     floor = gpu_driver_floor(kb, request)
     if floor is not None:
-        minimum = Version(floor[0])
-        reqs.append(Req("driver", lambda c, m=minimum: driver_at_least(c, m), floor[1], floor[2],
-                        driver_min=minimum))
+        reqs.append(DriverAtLeast(Version(floor[0]), floor[1], floor[2]))
     reqs += own_driver_conflicts(kb, request)
-    if request.os is Os.WSL2:
-        wsl = kb.platform_minimum("wsl2")
-        if wsl:
-            minimum = Version(wsl.driver)
-            reqs.append(Req("driver", lambda c, m=minimum: driver_at_least(c, m),
-                            f"CUDA on WSL2 needs a Windows driver >= {wsl.driver}", wsl.source, driver_min=minimum))
+    wsl = wsl_driver_floor(kb, request)
+    if wsl:
+        reqs.append(DriverAtLeast(Version(wsl.driver), f"CUDA on WSL2 needs a Windows driver >= {wsl.driver}",
+                                  wsl.source))
     if request.driver:
-        reqs.append(Req("driver", lambda c: True, f"driver {request.driver} is installed", "request"))
+        reqs.append(DriverInstalled(request.driver))
     return reqs
