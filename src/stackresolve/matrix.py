@@ -45,10 +45,17 @@ def gpu_signature(kb: KnowledgeBase, line: str, gpu, framework: Framework = Fram
     """What a resolution for one release line can depend on about a GPU: its support class for the line's
     compiled code, which side of every CUDA/cuDNN architecture bound it falls on, and its driver branch limit.
     GPUs with equal signatures get equal answers, so the matrix resolves each signature once. (PyTorch and JAX
-    lines: the compute capability itself.)"""
+    lines: the compute capability itself.) Signatures come as small numbers, one per distinct signature: a cell's
+    memo key is hashed in every cell, and the signature itself holds dozens of values."""
     if framework is not Framework.TENSORFLOW:
         return (gpu.cc,)
-    return kb.memo(("gpu-signature", line, gpu.cc), lambda: _gpu_signature(kb, line, gpu))
+    return kb.memo(("gpu-signature", line, gpu.cc), lambda: _interned(kb, _gpu_signature(kb, line, gpu)))
+
+
+def _interned(kb: KnowledgeBase, value: tuple) -> int:
+    """The same number for equal values, for the life of the knowledge base."""
+    numbers = kb.memo("matrix-interned", dict)
+    return numbers.setdefault(value, len(numbers))
 
 
 def _gpu_signature(kb: KnowledgeBase, line: str, gpu) -> tuple:
@@ -67,8 +74,9 @@ def _gpu_signature(kb: KnowledgeBase, line: str, gpu) -> tuple:
 def resolve_cell(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> Cell:
     # Resolved for anonymous GPUs and memoized by signature: every model of one kind shares the answer.
     signature = tuple(gpu_signature(kb, line, g, request.framework) for g in request.gpus)
-    key = ("matrix-cell", request.framework, line, os_name, signature, request.cpu_only, request.driver,
-           request.python, request.arch, request.vendor, request.cudnn, request.apple_gpu)
+    asked = _interned(kb, (request.framework, request.cpu_only, request.driver, request.python, request.arch,
+                           request.vendor, request.cudnn, request.apple_gpu))
+    key = ("matrix-cell", asked, line, os_name, signature)
     cell = kb.memo(key, lambda: _resolve_cell(kb, replace(
         request, os=Os(os_name), version=line, spec=SpecifierSet(f"=={line}.*"),
         gpus=tuple(replace(g, name="", source="") for g in request.gpus),
@@ -76,11 +84,15 @@ def resolve_cell(kb: KnowledgeBase, request: Request, line: str, os_name: str) -
     if cell.status == "impossible" and request.gpus:
         # The shared answer's message names the GPU it was resolved for; name this one.
         first = kb.memo(key + ("gpus",), lambda: request.gpus)
-        reason = cell.reason
-        for mine, theirs in zip(request.gpus, first):
-            reason = reason.replace(f"compute capability {theirs.cc}", f"compute capability {mine.cc}")
-        cell = replace(cell, reason=reason)
+        cell = kb.memo(key + tuple(g.cc for g in request.gpus), lambda: _named(cell, request.gpus, first))
     return cell
+
+
+def _named(cell: Cell, gpus: tuple, first: tuple) -> Cell:
+    reason = cell.reason
+    for mine, theirs in zip(gpus, first):
+        reason = reason.replace(f"compute capability {theirs.cc}", f"compute capability {mine.cc}")
+    return replace(cell, reason=reason)
 
 
 def _resolve_cell(kb: KnowledgeBase, cell_request: Request, line: str, os_name: str) -> Cell:
