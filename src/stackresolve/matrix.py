@@ -49,7 +49,11 @@ def gpu_signature(kb: KnowledgeBase, line: str, gpu, framework: Framework = Fram
     memo key is hashed in every cell, and the signature itself holds dozens of values."""
     if framework is not Framework.TENSORFLOW:
         return (gpu.cc,)
-    return kb.memo(("gpu-signature", line, gpu.cc), lambda: _interned(kb, _gpu_signature(kb, line, gpu)))
+    signatures = kb.memo("gpu-signatures", dict)
+    found = signatures.get((line, gpu.cc))
+    if found is None:
+        found = signatures[line, gpu.cc] = _interned(kb, _gpu_signature(kb, line, gpu))
+    return found
 
 
 def _interned(kb: KnowledgeBase, value: tuple) -> int:
@@ -64,19 +68,38 @@ def _gpu_signature(kb: KnowledgeBase, line: str, gpu) -> tuple:
     cc = gpu.capability
     support = kb.arch_support_for(gpu.cc)
     # Every release and OS variant of the line: the best the resolver could pick depends on all of them.
-    variants = tuple(classify_support(a, cc) for a in kb.compiled_archs if a.line == line)
+    by_line = kb.memo("compiled-archs-by-line", lambda: _by_line(kb.compiled_archs))
+    variants = tuple([classify_support(a, cc) for a in by_line.get(line, ())])
     if line == "1.15":  # NVIDIA's builds: compute capability 6.0 up to their CUDA's newest architecture
         variants += (cc >= NVIDIA_GPU_FLOOR,)
     return (variants, tuple(cc >= low for low in lows),
             tuple(arch_predates(high, cc) for high in highs), support.last_branch if support else "")
 
 
-def resolve_cell(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> Cell:
+def asked_of(kb: KnowledgeBase, request: Request) -> int:
+    """What a cell's answer depends on in the request, besides the line, OS and GPU signatures."""
+    return _interned(kb, (request.framework, request.cpu_only, request.driver, request.python, request.arch,
+                          request.vendor, request.cudnn, request.apple_gpu))
+
+
+def line_signature(kb: KnowledgeBase, request: Request, line: str) -> tuple:
+    return tuple([gpu_signature(kb, line, g, request.framework) for g in request.gpus])
+
+
+def _by_line(archs) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for a in archs:
+        out.setdefault(a.line, []).append(a)
+    return out
+
+
+def resolve_cell(kb: KnowledgeBase, request: Request, line: str, os_name: str, asked: int | None = None,
+                 signature: tuple | None = None) -> Cell:
+    """`asked` and `signature`, where given, are asked_of(request) and line_signature(request, line)."""
     # Resolved for anonymous GPUs and memoized by signature: every model of one kind shares the answer.
-    signature = tuple(gpu_signature(kb, line, g, request.framework) for g in request.gpus)
-    asked = _interned(kb, (request.framework, request.cpu_only, request.driver, request.python, request.arch,
-                           request.vendor, request.cudnn, request.apple_gpu))
-    key = ("matrix-cell", asked, line, os_name, signature)
+    if signature is None:
+        signature = line_signature(kb, request, line)
+    key = ("matrix-cell", asked_of(kb, request) if asked is None else asked, line, os_name, signature)
     cell = kb.memo(key, lambda: _resolve_cell(kb, replace(
         request, os=Os(os_name), version=line, spec=SpecifierSet(f"=={line}.*"),
         gpus=tuple(replace(g, name="", source="") for g in request.gpus),
@@ -123,9 +146,11 @@ def build_matrix(kb: KnowledgeBase, request: Request, systems: list[str]) -> lis
     cells = []
     from stackresolve.resolve.pool import release_lines
 
+    asked = asked_of(kb, request)
     for line in [l.version for l in release_lines(kb, request.framework)]:
+        signature = line_signature(kb, request, line)
         for os_name in systems:
-            cell = resolve_cell(kb, request, line, os_name)
+            cell = resolve_cell(kb, request, line, os_name, asked, signature)
             cells.append(cell)
             if cell.vendor == Vendor.NVIDIA.value and request.vendor is None:
                 cells.append(resolve_cell(kb, replace(request, vendor=Vendor.STOCK), line, os_name))

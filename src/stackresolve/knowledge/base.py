@@ -214,7 +214,7 @@ class KnowledgeBase:
         return next((t for t in self.toolkits if t.version == version), None)
 
     def arch_support_for(self, cc: str) -> ArchSupport | None:
-        return next((a for a in self.arch_support if cc in a.cc), None)
+        return self.memo(("arch_support_for", cc), lambda: next((a for a in self.arch_support if cc in a.cc), None))
 
     def platform_minimum(self, platform: str) -> PlatformMinimum | None:
         return next((p for p in self.platform_minimums if p.platform == platform), None)

@@ -147,7 +147,7 @@ class CudaToolkit(_ArchRange):
         """NVIDIA's minor-version-compatibility driver floor for this toolkit's major ("" before CUDA 11)."""
         return self.compat_driver_windows if driver_os is Os.WINDOWS else self.compat_driver_linux
 
-    @property
+    @cached_property
     def newest_release(self) -> str:
         return max(self.releases, key=Version) if self.releases else self.version
 

@@ -32,6 +32,7 @@ from stackresolve.resolve.candidates import (
     DriverCandidate,
     FrameworkCandidate,
     PythonCandidate,
+    as_version,
     support_on,
 )
 from stackresolve.resolve.nvidia import NVIDIA_INDEX, NVIDIA_INDEX_NOTE
@@ -154,8 +155,8 @@ def framework_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -
                             index_url=None if fw.container else kb.nvidia_index_url or None,
                             index_option=None if fw.container else "--extra-index-url")
     release = fw.release
-    newer = [w for w in kb.wheel_releases(release.package)
-             if w.line == fw.line.version and w.key > fw.key and not w.stub]
+    newer = kb.memo(("newer-wheels", release.package, fw.line.version, fw.key), lambda: [
+        w for w in kb.wheel_releases(release.package) if w.line == fw.line.version and w.key > fw.key and not w.stub])
     why = f"newest {release.package} release matching '{request.version}' with a {request.wheel_platform} wheel"
     if request.python:
         why += f" for Python {request.python}"
@@ -282,7 +283,7 @@ def wheel_cudnn_pin(fw: FrameworkCandidate) -> CudnnPin | None:
 
 def _fallback_why(kb: KnowledgeBase, request: Request, cuda: str, prefer: str, chosen: str, compiled: str) -> str:
     """Why the chosen cuDNN is not literally the preferred one ("" when it is)."""
-    wanted, got = Version(prefer), Version(chosen)
+    wanted, got = as_version(prefer), as_version(chosen)
     if got.release[:len(wanted.release)] == wanted.release:
         return "" if got.release == wanted.release else f"; {chosen} is the newest {prefer} patch built for CUDA {cuda}"
     if got.release[:2] == wanted.release[:2]:
@@ -303,7 +304,7 @@ def also_works(kb: KnowledgeBase, request: Request, compiled: str, chosen: str, 
 
 
 def _also_works(kb: KnowledgeBase, ccs: tuple, compiled: str, chosen: str, cuda: str) -> tuple[str, ...]:
-    base = Version(chosen)
+    base = as_version(chosen)
     newest: dict[tuple[int, int], CudnnRelease] = {}
     for release in kb.cudnn:
         key = release.key
@@ -329,14 +330,14 @@ def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
     if fw.nvidia is not None:
         build = fw.nvidia
         req = nvidia_driver_requirement(kb, request, fw)
-        ok = None if detected is None else req.is_satisfied_by(DriverCandidate(Version(detected), None))
+        ok = None if detected is None else req.is_satisfied_by(DriverCandidate(as_version(detected), None))
         pin = DriverPin(build.driver_stated, detected, ok,
                         req.text.replace(f"{fw.label} (release {build.release}) needs",
                                          f"release {build.release} needs"), build.source, max_branch=max_branch)
         if detected is None:
             findings.append(driver_unknown(build.driver_stated, build.source))
         return pin, findings
-    # Driver versions are kept as NVIDIA prints them ("535.54.03"); Version() is only for comparing.
+    # Driver versions are kept as NVIDIA prints them ("535.54.03"); as_version() is only for comparing.
     minimum = planned_driver_minimum(request, fw, toolkit)
     source = toolkit.source
     if not minimum:
@@ -348,7 +349,7 @@ def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
     ok = None
     newest = newest_supported_driver(kb, request) if detected is None else None
     if newest is not None and minimum and compat and not gpu_why and \
-            Version(minimum) > Version(newest.last_version) >= Version(compat):
+            as_version(minimum) > as_version(newest.last_version) >= as_version(compat):
         # No driver named and the toolkit's own minimum is past the GPUs' last branch: the plan is for that
         # branch (the provider resolved as if its newest driver were installed), through minor-version
         # compatibility.
@@ -367,9 +368,9 @@ def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
                f"(>= {compat})")
         return DriverPin(minimum, None, None, why, toolkit.source, compat, max_branch), findings
     if detected and minimum:
-        ok = Version(detected) >= Version(minimum) or bool(
-            compat and Version(detected) >= Version(compat) and not gpu_why)
-        if Version(detected) < Version(minimum) and ok:
+        ok = as_version(detected) >= as_version(minimum) or bool(
+            compat and as_version(detected) >= as_version(compat) and not gpu_why)
+        if as_version(detected) < as_version(minimum) and ok:
             findings.append(Finding(
                 Severity.WARNING, "driver-minor-compat",
                 f"driver {detected} is older than CUDA {toolkit.version}'s own minimum {minimum} but meets NVIDIA's "

@@ -9,7 +9,7 @@ the nested frozen records on every resolver step was most of the resolver's time
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Iterable
 
 from packaging.version import Version
@@ -29,6 +29,13 @@ from stackresolve.knowledge.rules import classify_support, cuda_line_fits
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Vendor
 from stackresolve.model.values import ComputeCapability
 from stackresolve.request import PYTHON_RELEASES
+
+@lru_cache(maxsize=2048)
+def as_version(text: str) -> Version:
+    """packaging's Version of a version the knowledge base or the request holds, parsed once per text (a Version
+    is immutable): the resolver compares the same drivers and releases in every cell of a matrix."""
+    return Version(text)
+
 
 # Pythons a plan may recommend, oldest first (older ones have no wheels of anything we plan).
 PLANNABLE_PYTHONS = PYTHON_RELEASES[PYTHON_RELEASES.index("2.7"):]

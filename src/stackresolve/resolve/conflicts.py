@@ -97,7 +97,8 @@ def _why_no_framework(kb: KnowledgeBase, request: Request) -> list[Finding]:
     if request.framework is not Framework.TENSORFLOW:
         return _why_no_build(kb, request)
     spec = request.spec
-    matching = [w for w in kb.wheels if spec.contains(w.key, prereleases=True)]
+    matching = kb.memo(("wheels-matching", str(spec)),
+                       lambda: [w for w in kb.wheels if spec.contains(w.key, prereleases=True)])
     if not matching:
         return [Finding(Severity.ERROR, "no-such-release", f"no TensorFlow release matches '{request.version}'",
                         source="tensorflow_wheels.toml (the package index)")]

@@ -1,12 +1,11 @@
-"""The resolvelib provider over five components (framework, python, cuda, cudnn, driver), and the requirements
-each candidate and the request impose. Every requirement carries the fact behind it and its source, so a
-conflict can name both sides."""
+"""The resolvelib provider over five components (framework, python, cuda, cudnn, driver), and which requirements
+(resolve/requirements.py) each candidate and the request impose. Every requirement carries the fact behind it and
+its source, so a conflict can name both sides."""
 
 from __future__ import annotations
 
 from typing import Callable
 
-from packaging.version import Version
 from resolvelib import AbstractProvider
 
 from stackresolve.knowledge.base import KnowledgeBase
@@ -20,6 +19,7 @@ from stackresolve.resolve.candidates import (
     CudnnCandidate,
     DriverCandidate,
     FrameworkCandidate,
+    as_version,
     cuda_pool,
     cudnn_pool,
     support_on,
@@ -56,6 +56,7 @@ class StackProvider(AbstractProvider):
         self.kb = kb
         self.request = request
         self.keep = keep
+        self.requested = requested_framework_candidates(kb, request)  # asked once: its memo key is long
         # {(pool, requirement key): the candidates of the pool that satisfy it}, for the knowledge base's life:
         # the pools are the knowledge base's own memoized lists, so their identity names them.
         self.passing: dict = kb.memo("requirement-passing", dict)
@@ -67,6 +68,11 @@ class StackProvider(AbstractProvider):
 
     def get_preference(self, identifier, resolutions, candidates, information, backtrack_causes):
         return ORDER[identifier]
+
+    def narrow_requirement_selection(self, identifiers, resolutions, candidates, information, backtrack_causes):
+        # The preference is a fixed order: the first unsatisfied component is the one to pin (resolvelib then
+        # asks no preference of the others).
+        return (min(identifiers, key=ORDER.__getitem__),)
 
     def is_satisfied_by(self, requirement: Requirement, candidate) -> bool:
         return requirement.is_satisfied_by(candidate)
@@ -95,7 +101,7 @@ class StackProvider(AbstractProvider):
 
     # Each returns (the pool, in the order to try it; whether it is the knowledge base's memoized list)
     def _framework_pool(self, reqs):
-        pool = requested_framework_candidates(self.kb, self.request)
+        pool = self.requested
         if self.keep is None:
             return pool, True
         return [c for c in pool if self.keep(c)], False
@@ -112,31 +118,38 @@ class StackProvider(AbstractProvider):
         prefer = next((r.prefer for r in reqs if r.prefer), None)
         only = next((r.channels for r in reqs if r.channels is not None), None)
         if prefer and cuda:
-            channels = {name: versions for name, versions in
-                        self.kb.cudnn_channels(cuda, self.request.os.value).items()
-                        if only is None or name in only}
-            pool = self.kb.memo(("cudnn_order", cuda, prefer, self.request.os, only),
-                                lambda: preference_order(pool, prefer, channels))
+            os = self.request.os
+
+            def order() -> list[CudnnCandidate]:
+                channels = {name: versions for name, versions in self.kb.cudnn_channels(cuda, os.value).items()
+                            if only is None or name in only}
+                return preference_order(pool, prefer, channels)
+
+            pool = self.kb.memo(("cudnn_order", cuda, prefer, os, only), order)
         return pool, True
 
     def _driver_pool(self, reqs):
         return [self._driver_candidate(reqs)], False
 
     def get_dependencies(self, candidate):
-        if isinstance(candidate, FrameworkCandidate):
-            return framework_dependencies(self.kb, self.request, candidate)
-        return []
+        if not isinstance(candidate, FrameworkCandidate):
+            return ()
+        # What a build requires depends on the request through these fields only (framework_dependencies).
+        request = self.request
+        key = ("framework_dependencies", candidate, request.os, request.wheel_platform, request.cudnn,
+               tuple([(g.cc, g.name) for g in request.gpus]))
+        return self.kb.memo(key, lambda: tuple(framework_dependencies(self.kb, request, candidate)))
 
     def _driver_candidate(self, reqs: list[DriverRequirement]) -> DriverCandidate:
         if self.request.driver:
-            return DriverCandidate(detected=Version(self.request.driver), minimum=None)
+            return DriverCandidate(detected=as_version(self.request.driver), minimum=None)
         minimums = [r.minimum for r in reqs if r.minimum is not None]
         minimum = max(minimums) if minimums else None
         newest = newest_supported_driver(self.kb, self.request)
-        if newest is not None and minimum is not None and minimum > Version(newest.last_version):
+        if newest is not None and minimum is not None and minimum > as_version(newest.last_version):
             # No driver named, and the stack's own minimum is past the newest driver every GPU supports (Kepler:
             # R470): plan for that driver, as if installed; minor-version compatibility may still carry the stack.
-            return DriverCandidate(detected=Version(newest.last_version), minimum=None)
+            return DriverCandidate(detected=as_version(newest.last_version), minimum=None)
         return DriverCandidate(detected=None, minimum=minimum)
 
 
@@ -145,7 +158,7 @@ def preference_order(pool: list[CudnnCandidate], prefer: str,
     """The order cuDNN releases are tried in, so that every plan installs the same cuDNN: releases that every
     install channel of this OS carries come first; among them the preferred minor (the preferred release, then
     its newest sibling patch), then the nearest newer minor (its newest patch), then the nearest older one."""
-    wanted = Version(prefer)
+    wanted = as_version(prefer)
     depth = len(wanted.release)
 
     def rank(c: CudnnCandidate):
@@ -165,7 +178,7 @@ def newest_supported_driver(kb: KnowledgeBase, request: Request):
     """The ArchSupport record with the oldest last driver branch among the requested GPUs (its last_version is
     the newest driver that still supports every GPU: Kepler, R470, 470.256.02), or None when none has one."""
     records = [s for g in request.gpus if (s := kb.arch_support_for(g.cc)) is not None and s.last_branch]
-    return min(records, key=lambda s: Version(s.last_version)) if records else None
+    return min(records, key=lambda s: as_version(s.last_version)) if records else None
 
 
 def all_native(request: Request, fw: FrameworkCandidate) -> bool:
@@ -213,9 +226,9 @@ def driver_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCandid
     text = planned_driver_minimum(request, fw, toolkit) if toolkit is not None else ""
     if not text:
         return []  # NVIDIA prints no minimum for this OS; the stack says so
-    minimum = Version(text)
+    minimum = as_version(text)
     compat_text = minor_compat_floor(toolkit, request.driver_os, all_native(request, fw))
-    compat = Version(compat_text) if compat_text and compat_text != text else None
+    compat = as_version(compat_text) if compat_text and compat_text != text else None
     return [DriverAtLeast(minimum, f"CUDA {toolkit.version} needs an NVIDIA driver >= {text} on {request.driver_os}"
                           + (f" (or >= {compat_text} through minor-version compatibility)" if compat else ""),
                           toolkit.source, compat)]
@@ -263,7 +276,7 @@ def compute_capability_driver_floor(kb: KnowledgeBase, cc: str, driver_os: Os):
         fitting = [t for t in kb.toolkits if t.max_cc >= gpu]
         if not fitting:
             return None
-        first = min(fitting, key=lambda t: Version(t.version))
+        first = min(fitting, key=lambda t: as_version(t.version))
         driver = toolkit_driver(first, driver_os)
         if not driver:
             return None
@@ -319,24 +332,36 @@ def raised_minimum(kb: KnowledgeBase, request: Request, minimum: str, source: st
 
 def nvidia_driver_requirement(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> NvidiaBuildDriver:
     build = fw.nvidia
-    stated = Version(build.driver_stated)
+    stated = as_version(build.driver_stated)
     # Containers ship CUDA's forward-compatibility package, which NVIDIA supports on data-center GPUs with the
     # driver branches the release notes list.
     datacenter = build.kind == "container" and bool(request.gpus) and all(
         (g := kb.find_gpu(t.name)) is not None and g.segment == "datacenter" for t in request.gpus if t.name) \
         and all(t.name for t in request.gpus)
-    compat = tuple(Version(c) for c in build.driver_compat) if datacenter else ()
+    compat = tuple(as_version(c) for c in build.driver_compat) if datacenter else ()
     extra = f"; data-center GPUs: {', '.join(build.driver_compat)} through forward compatibility" if compat else ""
     return NvidiaBuildDriver(stated, compat, f"{fw.label} (release {build.release}) needs driver "
                              f"{build.driver_stated} or later" + extra, build.source)
 
 
-def root_requirements(kb: KnowledgeBase, request: Request) -> list[Requirement]:
+def as_set(kb: KnowledgeBase, pool: list) -> frozenset:
+    """A pool as a set, made once per pool: {id: (the pool, its set)} (holding the pool keeps its id its own)."""
+    sets = kb.memo("pool-sets", dict)
+    entry = sets.get(id(pool))
+    if entry is None or entry[0] is not pool:
+        entry = sets[id(pool)] = (pool, frozenset(pool))
+    return entry[1]
+
+
+def root_requirements(kb: KnowledgeBase, request: Request,
+                      requested: list[FrameworkCandidate] | None = None) -> list[Requirement]:
     # The provider's pool is already narrowed to the requested versions; this root requirement names the
     # request in conflict explanations and holds the resolver to that pool.
+    if requested is None:
+        requested = requested_framework_candidates(kb, request)
     vendor = f" ({request.vendor} builds)" if request.vendor else ""
-    reqs: list[Requirement] = [RequestedBuild(requested_framework_candidates(kb, request),
-                                              f"{request.asked}{vendor} was asked for ({request.framework.flag})")]
+    reqs: list[Requirement] = [RequestedBuild(as_set(kb, requested), f"{request.asked}{vendor} was asked for "
+                                                      f"({request.framework.flag})")]
     if request.python:
         reqs.append(PythonAsked(request.python))
     if request.cpu_only:
@@ -356,11 +381,11 @@ def root_requirements(kb: KnowledgeBase, request: Request) -> list[Requirement]:
                                            f"to the R{branch} branch", support.source))
     floor = gpu_driver_floor(kb, request)
     if floor is not None:
-        reqs.append(DriverAtLeast(Version(floor[0]), floor[1], floor[2]))
+        reqs.append(DriverAtLeast(as_version(floor[0]), floor[1], floor[2]))
     reqs += own_driver_conflicts(kb, request)
     wsl = wsl_driver_floor(kb, request)
     if wsl:
-        reqs.append(DriverAtLeast(Version(wsl.driver), f"CUDA on WSL2 needs a Windows driver >= {wsl.driver}",
+        reqs.append(DriverAtLeast(as_version(wsl.driver), f"CUDA on WSL2 needs a Windows driver >= {wsl.driver}",
                                   wsl.source))
     if request.driver:
         reqs.append(DriverInstalled(request.driver))

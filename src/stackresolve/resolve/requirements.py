@@ -52,6 +52,12 @@ class Requirement:
         return f"{type(self).__name__}({self.text!r})"
 
 
+def _still_supports(gpu: GpuTarget, library: str, source: str) -> tuple[str, str, tuple]:
+    """(text, source, key) of "this GPU needs a library that still supports it" (the record's arch_min)."""
+    return (f"{gpu.label} needs a {library} that still supports compute capability {gpu.cc}", source,
+            (library, gpu.capability))
+
+
 # -- framework ------------------------------------------------------------------------------------------------
 class FrameworkRequirement(Requirement):
     __slots__ = ()
@@ -63,8 +69,8 @@ class RequestedBuild(FrameworkRequirement):
 
     __slots__ = ("builds",)
 
-    def __init__(self, builds: list[FrameworkCandidate], text: str):
-        self.builds = frozenset(builds)  # candidates are equal only to themselves
+    def __init__(self, builds: frozenset[FrameworkCandidate], text: str):
+        self.builds = builds  # candidates are equal only to themselves
         super().__init__(text, "request", ("requested", self.builds))
 
     def is_satisfied_by(self, candidate: FrameworkCandidate) -> bool:
@@ -153,8 +159,8 @@ class CudaSupports(CudaRequirement):
 
     def __init__(self, gpu: GpuTarget):
         self.cc = gpu.capability
-        super().__init__(f"{gpu.label} needs a CUDA toolkit that still supports compute capability {gpu.cc}",
-                         "cuda.toml [[toolkit]] arch_min (NVIDIA CUDA release notes)", ("cuda-supports", self.cc))
+        super().__init__(*_still_supports(gpu, "CUDA toolkit", "cuda.toml [[toolkit]] arch_min (NVIDIA CUDA release "
+                                                               "notes)"))
 
     def is_satisfied_by(self, candidate: CudaCandidate) -> bool:
         return candidate.toolkit.min_cc <= self.cc
@@ -223,8 +229,8 @@ class CudnnSupports(CudnnRequirement):
 
     def __init__(self, gpu: GpuTarget):
         self.cc = gpu.capability
-        super().__init__(f"{gpu.label} needs a cuDNN that still supports compute capability {gpu.cc}",
-                         "cudnn.toml [[release]] arch_min (NVIDIA cuDNN support matrix)", ("cudnn-supports", self.cc))
+        super().__init__(*_still_supports(gpu, "cuDNN", "cudnn.toml [[release]] arch_min (NVIDIA cuDNN support "
+                                                        "matrix)"))
 
     def is_satisfied_by(self, candidate: CudnnCandidate) -> bool:
         return candidate.arch_min <= self.cc

@@ -17,8 +17,9 @@ UNSOLVABLE = (ResolutionImpossible, ResolutionTooDeep)
 
 def solve(kb: KnowledgeBase, request: Request, keep=None):
     """The resolvelib result; raises ResolutionImpossible / ResolutionTooDeep. `keep` narrows the framework pool."""
-    resolver = Resolver(StackProvider(kb, request, keep), BaseReporter())
-    return resolver.resolve(root_requirements(kb, request), max_rounds=500)
+    provider = StackProvider(kb, request, keep)
+    return Resolver(provider, BaseReporter()).resolve(root_requirements(kb, request, provider.requested),
+                                                       max_rounds=500)
 
 
 def resolve_with_findings(kb: KnowledgeBase, request: Request) -> tuple[Stack | None, list[Finding]]:
