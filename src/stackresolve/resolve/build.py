@@ -304,11 +304,11 @@ def also_works(kb: KnowledgeBase, request: Request, compiled: str, chosen: str, 
 
 
 def _also_works(kb: KnowledgeBase, ccs: tuple, compiled: str, chosen: str, cuda: str) -> tuple[str, ...]:
-    base = as_version(chosen)
+    base = as_version(chosen).release
     newest: dict[tuple[int, int], CudnnRelease] = {}
     for release in kb.cudnn:
         key = release.key
-        if key.major != base.major or key.release[:2] <= base.release[:2] or not cudnn_accepts(compiled, release.version):
+        if key.release[0] != base[0] or key.release[:2] <= base[:2] or not cudnn_accepts(compiled, release.version):
             continue
         if not any(cuda_line_fits(b.cuda, cuda) for b in release.builds):
             continue

@@ -42,12 +42,14 @@ def requested_framework_candidates(kb: KnowledgeBase, request: Request) -> list[
     newest line first; within a line, builds that run natively on these GPUs first, stock before NVIDIA's, pip
     before a container, newest release first."""
     ccs = tuple(g.capability for g in request.gpus)
+    spec = str(request.spec)
     key = ("requested_framework_candidates", request.framework, request.os, request.arch, request.wheel_platform,
-           request.cpu_only, request.apple_gpu is not None, str(request.spec), request.vendor, request.container,
+           request.cpu_only, request.apple_gpu is not None, spec, request.vendor, request.container,
            request.cuda_line)
 
     def matching() -> list[FrameworkCandidate]:
-        lines = [l for l in release_lines(kb, request.framework) if _line_may_match(kb, request, l)]
+        lines = [l for l in release_lines(kb, request.framework) if kb.memo(
+            ("line_may_match", request.framework, l.version, spec), lambda: _line_may_match(kb, request, l))]
         return [c for line in lines for c in line_candidates(kb, request, line)
                 if request.spec.contains(c.key, prereleases=True)
                 and (request.vendor is None or c.vendor is request.vendor)

@@ -57,9 +57,11 @@ class StackProvider(AbstractProvider):
         self.request = request
         self.keep = keep
         self.requested = requested_framework_candidates(kb, request)  # asked once: its memo key is long
-        # {(pool, requirement key): the candidates of the pool that satisfy it}, for the knowledge base's life:
-        # the pools are the knowledge base's own memoized lists, so their identity names them.
+        # {(pool, requirement key): the candidates of the pool that satisfy it}, and {(pool, the requirements'
+        # keys): the matches}, for the knowledge base's life: the pools are the knowledge base's own memoized
+        # lists, so their identity names them.
         self.passing: dict = kb.memo("requirement-passing", dict)
+        self.matches: dict = kb.memo("requirement-matches", dict)
         self.pools = {"framework": self._framework_pool, "python": self._python_pool, "cuda": self._cuda_pool,
                       "cudnn": self._cudnn_pool, "driver": self._driver_pool}
 
@@ -81,23 +83,25 @@ class StackProvider(AbstractProvider):
         reqs = list(requirements[identifier])
         pool, remembered = self.pools[identifier](reqs)
         if remembered:
-            passing = self.passing
-            sets = []
-            for r in reqs:
-                key = (id(pool), r.key)
-                found = passing.get(key)
-                if found is None:
-                    found = passing[key] = frozenset(c for c in pool if r.is_satisfied_by(c))
-                sets.append(found)
-            if sets:
-                accepted = frozenset.intersection(*sets)
-                matches = [c for c in pool if c in accepted]
-            else:
-                matches = list(pool)
+            key = (id(pool), frozenset([r.key for r in reqs]))
+            matches = self.matches.get(key)
+            if matches is None:
+                matches = self.matches[key] = self._matching(pool, reqs)
         else:
-            matches = [c for c in pool if all(r.is_satisfied_by(c) for r in reqs)]
+            matches = tuple(c for c in pool if all(r.is_satisfied_by(c) for r in reqs))
         bad = list(incompatibilities[identifier])
         return [c for c in matches if c not in bad] if bad else matches
+
+    def _matching(self, pool: list, reqs: list[Requirement]) -> tuple:
+        """The candidates of a remembered pool that satisfy every requirement, in the pool's order."""
+        sets = []
+        for r in reqs:
+            found = self.passing.get((id(pool), r.key))
+            if found is None:
+                found = self.passing[id(pool), r.key] = frozenset(c for c in pool if r.is_satisfied_by(c))
+            sets.append(found)
+        accepted = frozenset.intersection(*sets) if sets else frozenset(pool)
+        return tuple(c for c in pool if c in accepted)
 
     # Each returns (the pool, in the order to try it; whether it is the knowledge base's memoized list)
     def _framework_pool(self, reqs):

@@ -2,7 +2,7 @@
 candidates satisfy it (`is_satisfied_by`), and the fact behind it with its source (`text`, `source`), which a
 conflict shows. A requirement's `key` names its test: two requirements with the same key accept the same
 candidates, so the provider remembers per pool which candidates pass (a matrix meets the same requirements in
-thousands of cells).
+thousands of cells). Keys hold texts and numbers, which hash in C (they are hashed in every search).
 
 The components' own base classes carry what the provider needs to find a component's candidates: the CUDA line a
 CUDA or cuDNN requirement admits, the cuDNN the plans prefer and the channels that carry it, the lowest driver a
@@ -55,7 +55,7 @@ class Requirement:
 def _still_supports(gpu: GpuTarget, library: str, source: str) -> tuple[str, str, tuple]:
     """(text, source, key) of "this GPU needs a library that still supports it" (the record's arch_min)."""
     return (f"{gpu.label} needs a {library} that still supports compute capability {gpu.cc}", source,
-            (library, gpu.capability))
+            (library, gpu.cc))
 
 
 # -- framework ------------------------------------------------------------------------------------------------
@@ -85,7 +85,7 @@ class HasCodeFor(FrameworkRequirement):
     def __init__(self, gpu: GpuTarget, framework: Framework):
         self.cc = gpu.capability
         super().__init__(f"{gpu.label} needs a {framework.display} build with SASS or PTX for it",
-                         ARCH_SOURCES[framework], ("code-for", self.cc))
+                         ARCH_SOURCES[framework], ("code-for", gpu.cc))
 
     def is_satisfied_by(self, candidate: FrameworkCandidate) -> bool:
         return support_on(candidate, self.cc) is not GpuSupport.UNSUPPORTED
@@ -183,7 +183,7 @@ class BuildCudnn(CudnnRequirement):
     def __init__(self, fw: FrameworkCandidate, prefer: str | None):
         self.version, self.cuda, self.prefer = Version(fw.cudnn_fixed), fw.cuda, prefer
         super().__init__(f"{fw.label} brings cuDNN {fw.cudnn_fixed}", fw.source,
-                         ("cudnn-exact", self.version, fw.cuda))
+                         ("cudnn-exact", fw.cudnn_fixed, fw.cuda))
 
     def is_satisfied_by(self, candidate: CudnnCandidate) -> bool:
         return candidate.key == self.version and cuda_line_fits(candidate.build.cuda, self.cuda)

@@ -22,7 +22,7 @@ def lines(kb: KnowledgeBase) -> list[TensorFlowLine]:
 
 
 def line_releases(kb: KnowledgeBase, line: str) -> list[Version]:
-    return [w.key for w in kb.wheels_of_line(line)]
+    return kb.memo(("line_releases", line), lambda: [w.key for w in kb.wheels_of_line(line)])
 
 
 def line_candidates(kb: KnowledgeBase, request: Request, line: TensorFlowLine) -> list[FrameworkCandidate]:
