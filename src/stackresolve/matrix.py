@@ -100,10 +100,13 @@ def resolve_cell(kb: KnowledgeBase, request: Request, line: str, os_name: str, a
     if signature is None:
         signature = line_signature(kb, request, line)
     key = ("matrix-cell", asked_of(kb, request) if asked is None else asked, line, os_name, signature)
-    cell = kb.memo(key, lambda: _resolve_cell(kb, replace(
-        request, os=Os(os_name), version=line, spec=SpecifierSet(f"=={line}.*"),
-        gpus=tuple(replace(g, name="", source="") for g in request.gpus),
-        cpu_only=request.cpu_only or os_name == "macos", assumptions=()), line, os_name))
+    cells = kb.memo("matrix-cells", dict)
+    cell = cells.get(key)
+    if cell is None:
+        cell = cells[key] = _resolve_cell(kb, replace(
+            request, os=Os(os_name), version=line, spec=SpecifierSet(f"=={line}.*"),
+            gpus=tuple(replace(g, name="", source="") for g in request.gpus),
+            cpu_only=request.cpu_only or os_name == "macos", assumptions=()), line, os_name)
     if cell.status == "impossible" and request.gpus:
         # The shared answer's message names the GPU it was resolved for; name this one.
         first = kb.memo(key + ("gpus",), lambda: request.gpus)
@@ -147,12 +150,13 @@ def build_matrix(kb: KnowledgeBase, request: Request, systems: list[str]) -> lis
     from stackresolve.resolve.pool import release_lines
 
     asked = asked_of(kb, request)
+    nvidia = Vendor.NVIDIA.value
     for line in [l.version for l in release_lines(kb, request.framework)]:
         signature = line_signature(kb, request, line)
         for os_name in systems:
             cell = resolve_cell(kb, request, line, os_name, asked, signature)
             cells.append(cell)
-            if cell.vendor == Vendor.NVIDIA.value and request.vendor is None:
+            if cell.vendor == nvidia and request.vendor is None:
                 cells.append(resolve_cell(kb, replace(request, vendor=Vendor.STOCK), line, os_name))
     return cells
 
