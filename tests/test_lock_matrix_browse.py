@@ -204,3 +204,17 @@ def test_every_pip_plan_line_is_a_valid_requirement(kb, os_name):
         assert requirements, f"{line.version} {os_name}: empty pip plan"
         for requirement in requirements:
             Requirement(requirement)  # raises on anything pip would not read
+
+
+def test_matrix_cells_shared_between_gpus_keep_each_gpus_driver_floor():
+    # Cells are shared between GPUs whose answers cannot differ. An A40 (sm_86) and an L4 (sm_89) are both
+    # native in TensorFlow 2.10's wheels, but sm_89 came with CUDA 11.8 (driver >= 520.61.05 on Linux, CUDA 11.8
+    # release notes, Table 3) and sm_86 with CUDA 11.1: after the A40's matrix, the L4's must not take its floor.
+    from stackresolve.knowledge.loader import load_knowledge
+    from stackresolve.matrix import build_matrix
+
+    kb = load_knowledge()  # its own memos: the cells these two matrices share
+    for name in ("A40", "L4"):
+        cells = build_matrix(kb, build_request(kb, Flags(gpu=name, os="linux"), None), ["linux"])
+    l4 = next(c for c in cells if c.line == "2.10")
+    assert l4.status == "native" and l4.driver_min == "520.61.05"

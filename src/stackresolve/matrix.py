@@ -63,8 +63,9 @@ def _interned(kb: KnowledgeBase, value: tuple) -> int:
 
 
 def _gpu_signature(kb: KnowledgeBase, line: str, gpu) -> tuple:
-    lows, highs = kb.memo("arch-bounds", lambda: (
-        sorted({r.min_cc for r in (*kb.toolkits, *kb.cudnn)}), sorted({r.max_cc for r in (*kb.toolkits, *kb.cudnn)})))
+    lows, highs, toolkit_highs = kb.memo("arch-bounds", lambda: (
+        sorted({r.min_cc for r in (*kb.toolkits, *kb.cudnn)}), sorted({r.max_cc for r in (*kb.toolkits, *kb.cudnn)}),
+        sorted({t.max_cc for t in kb.toolkits})))
     cc = gpu.capability
     support = kb.arch_support_for(gpu.cc)
     # Every release and OS variant of the line: the best the resolver could pick depends on all of them.
@@ -72,8 +73,11 @@ def _gpu_signature(kb: KnowledgeBase, line: str, gpu) -> tuple:
     variants = tuple([classify_support(a, cc) for a in by_line.get(line, ())])
     if line == "1.15":  # NVIDIA's builds: compute capability 6.0 up to their CUDA's newest architecture
         variants += (cc >= NVIDIA_GPU_FLOOR,)
-    return (variants, tuple(cc >= low for low in lows),
-            tuple(arch_predates(high, cc) for high in highs), support.last_branch if support else "")
+    # The GPUs' driver floor reads which toolkits target the GPU at all (max_cc >= cc: sm_86 came with CUDA 11.1,
+    # sm_89 with 11.8) and names the architecture; arch_predates alone (a newer major) does not tell 8.6 from 8.9.
+    return (variants, tuple(cc >= low for low in lows), tuple(arch_predates(high, cc) for high in highs),
+            tuple(high >= cc for high in toolkit_highs),
+            (support.architecture, support.last_branch, support.last_version) if support else ())
 
 
 def asked_of(kb: KnowledgeBase, request: Request) -> int:
