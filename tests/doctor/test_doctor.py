@@ -22,8 +22,9 @@ from stackresolve.detect.runner import CommandTimeout
 from stackresolve.doctor import SCHEMA, diagnose
 from stackresolve.knowledge.rules import cuda_runtime_serves as _cuda_fit, tf_library_names
 from stackresolve.request import InputError
+import locations
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = locations.FIXTURES
 DETECT_FIXTURES = FIXTURES / "detect"
 PROC_384 = (DETECT_FIXTURES / "proc-driver-nvidia-version-proprietary-384.98.txt").read_text(encoding="utf-8")
 PROC_565 = (DETECT_FIXTURES / "proc-driver-nvidia-version-open-565.57.01.txt").read_text(encoding="utf-8")

@@ -14,7 +14,6 @@ import json
 import subprocess
 import sys
 from dataclasses import FrozenInstanceError, dataclass
-from pathlib import Path
 
 import pytest
 
@@ -36,8 +35,9 @@ from stackresolve.explain import (
 )
 from stackresolve.knowledge.errors import parse_error_knowledge, parse_errors
 from stackresolve.knowledge.loader import knowledge
+import locations
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = locations.REPO
 ERRORS_TOML = ROOT / "constraints" / "errors.toml"
 FIXTURES = ROOT / "tests" / "fixtures" / "errors"
 

@@ -11,7 +11,6 @@ Fixtures (tests/fixtures/fleet/README.md says where every label and fact comes f
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import yaml
@@ -19,8 +18,9 @@ from click.testing import CliRunner
 from packaging.version import Version
 
 from stackresolve.cli import app
+import locations
 
-FIXTURES = Path(__file__).parent / "fixtures" / "fleet"
+FIXTURES = locations.FIXTURES / "fleet"
 CLUSTER = FIXTURES / "gfd-cluster-nodes.json"
 
 
@@ -415,7 +415,7 @@ def test_one_format_for_several_stacks_is_one_line_and_a_file_like_o_is_refused(
 
     from stackresolve.cli.app import app
 
-    cluster = str(Path(__file__).parent / "fixtures" / "fleet" / "gfd-cluster-nodes.json")
+    cluster = str(locations.FIXTURES / "fleet" / "gfd-cluster-nodes.json")
     result = CliRunner().invoke(app, ["plan", "--fleet", cluster, "--tf", "latest", "--format", "dockerfile"])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "-o DIR" in result.stderr
     target = tmp_path / "fleet.json"

@@ -22,8 +22,9 @@ import pytest
 from click.testing import CliRunner
 
 from stackresolve.cli import app
+import locations
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = locations.REPO
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 LOG = ROOT / "tests" / "fixtures" / "errors" / "importerror-libcublas-so-10.0.log"
 QUICK_START = ["python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/stackresolve plan --tf 1.15",

@@ -19,8 +19,9 @@ try:
     import tomllib
 except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib
+import locations
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = locations.REPO
 RESULTS = ROOT / "constraints" / "verified_installs.toml"
 PITFALLS = ROOT / "constraints" / "pitfalls.toml"
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_hostile import PLAN, one_line, run
-from tests.test_snapshot import cache  # noqa: F401 (a fixture: a private cache folder for this test)
+from test_hostile import PLAN, one_line, run
+
 
 SHIPPED_PLAN = "tensorflow-gpu==1.15.5"
 
@@ -155,10 +155,10 @@ def test_a_refreshed_wheel_list_others_can_write_is_not_used(tmp_path):
     assert one_line(done) == (f"stackresolve: warning: {path}: not used: {path} is owned or writable by another "
                               f"user; using the wheel lists shipped with stackresolve (`stackresolve refresh` "
                               f"rebuilds it)")
-
+import locations
 
 # -- terminal escapes ---------------------------------------------------------------------------------------------
-FIXTURES = Path(__file__).parent / "fixtures" / "detect"
+FIXTURES = locations.FIXTURES / "detect"
 OSC_TITLE, OSC_CLIPBOARD = "\x1b]0;pwned\x07", "\x1b]52;c;ZXZpbA==\x07"
 
 
@@ -525,7 +525,7 @@ def test_a_seeded_slice_of_the_input_fuzzer_finds_nothing():
     no control character on the streams."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("fuzz_inputs", Path(__file__).parents[1] / "scripts" /
+    spec = importlib.util.spec_from_file_location("fuzz_inputs", locations.REPO / "scripts" /
                                                   "fuzz_inputs.py")
     fuzz_inputs = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fuzz_inputs)

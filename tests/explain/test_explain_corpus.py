@@ -8,7 +8,7 @@ explained right must stay >= 90%.
 
 Run as a script to print the score and every miss:
 
-    python tests/test_explain_corpus.py
+    python tests/explain/test_explain_corpus.py
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-CORPUS = Path(__file__).resolve().parent / "fixtures" / "errors" / "real"
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "errors" / "real"  # also run as a script
 SOURCE_LINE = re.compile(r"^# source: (https://github\.com/\S+)$")
 TARGET_SHARE = 0.90
 REQUEST_FIELDS = ("tf", "tf_candidates", "os", "python", "cuda", "cudnn", "driver", "gpu", "compute_capability", "pins",

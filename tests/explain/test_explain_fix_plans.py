@@ -8,15 +8,15 @@ variants and their compiled architectures, cuda.toml's driver table)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from packaging.version import Version
 
 from stackresolve.cli import app
+import locations
 
-CORPUS = Path(__file__).resolve().parent / "fixtures" / "errors" / "real"
+CORPUS = locations.FIXTURES / "errors" / "real"
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,11 @@ import subprocess
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
+import locations
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "index"
+FIXTURES = locations.FIXTURES / "index"
 
 
 class FakeIndex(BaseHTTPRequestHandler):

@@ -31,8 +31,9 @@ from stackresolve.explain import (
 )
 from stackresolve.knowledge.errors import FRAMEWORKS, parse_errors
 from stackresolve.knowledge.loader import error_knowledge, knowledge
+import locations
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = locations.REPO
 ERRORS_TOML = ROOT / "constraints" / "errors.toml"
 CORPUS = ROOT / "tests" / "fixtures" / "errors" / "real"
 OLDER_FIXTURES = ROOT / "tests" / "fixtures" / "errors"

@@ -21,8 +21,9 @@ from packaging.version import Version
 from stackresolve.detect import _pyprobe, pyenv
 from stackresolve.detect.model import DriverInfo, GpuInfo, Machine, OSInfo
 from stackresolve.doctor import diagnose
+import locations
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "detect"
+FIXTURES = locations.FIXTURES / "detect"
 SITE = "/opt/venv/lib/python3.11/site-packages"
 
 

@@ -12,14 +12,6 @@ from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.loader import load_knowledge
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("STACKRESOLVE_CACHE_DIR", str(folder))
-    monkeypatch.delenv("STACKRESOLVE_NO_CACHE", raising=False)
-    return folder
-
-
 def snapshot_file(folder):
     files = list(folder.glob("knowledge-core-*.snapshot"))
     assert len(files) == 1, files

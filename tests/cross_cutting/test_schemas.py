@@ -15,8 +15,9 @@ from jsonschema import Draft202012Validator
 from schema_check import assert_valid, problems
 from stackresolve import schemas
 from stackresolve.cli import app
+import locations
 
-ERRORS = Path(__file__).parent / "fixtures" / "errors"
+ERRORS = locations.FIXTURES / "errors"
 
 # The cases the README's situation table is built from, and a few edges: an impossible target, a CPU plan, NVIDIA's
 # 1.15 build, a container, PyTorch's own index, JAX's CUDA 12 route, Apple's Metal.
@@ -85,7 +86,7 @@ def test_plan_lock_and_check_documents_follow_their_schemas(flags, tmp_path):
     ("lab", ["--tf", "2.15"]), ("gfd-cluster-nodes.json", ["--tf", "1.15"]),
 ])
 def test_fleet_documents_follow_the_plan_schema(source, target):
-    fleet = Path(__file__).parent / "fixtures" / "fleet" / source
+    fleet = locations.FIXTURES / "fleet" / source
     result = run("plan", "--no-detect", *target, "--fleet", str(fleet), "--json")
     assert result.exit_code in (0, 1), result.output
     doc = document(result)

@@ -10,7 +10,6 @@ import copy
 import json
 import re
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -39,8 +38,9 @@ from stackresolve.knowledge.errors import (
     parse_libraries,
     parse_version_hints,
 )
+import locations
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = locations.REPO
 ERRORS_TOML = ROOT / "constraints" / "errors.toml"
 FIXTURES = ROOT / "tests" / "fixtures" / "errors"
 SOURCE_LINE = re.compile(r"^# source: (https://github\.com/\S+)$")

@@ -14,13 +14,12 @@ this file says why:
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from locations import tool
 from stackresolve.emit import FormatRefused, render_plan
 from stackresolve.knowledge.loader import knowledge
 from stackresolve.plan import PlanOptions
@@ -28,11 +27,6 @@ from stackresolve.request import Flags, build_request
 from stackresolve.resolve import resolve
 
 HADOLINT_IGNORED = ("DL3008", "DL3013")  # see the module docstring
-
-
-def tool(name: str) -> str | None:
-    beside_python = Path(sys.executable).with_name(name)
-    return str(beside_python) if beside_python.exists() else shutil.which(name)
 
 
 def targets(kb):

@@ -23,8 +23,9 @@ from stackresolve.files import atomic_write
 from packaging.version import Version
 
 from stackresolve import index as idx
+import locations
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = locations.REPO
 FIXTURES = ROOT / "tests" / "fixtures" / "index"
 TF215_POST1_LINUX = "tensorflow-2.15.0.post1-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
 TF2161_WIN = "tensorflow-2.16.1-cp312-cp312-win_amd64.whl"
