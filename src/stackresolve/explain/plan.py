@@ -67,12 +67,19 @@ def log_gpus(kb: "KnowledgeBase", fix: FixRequest) -> tuple["GpuTarget", ...]:
 def fix_request_for(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None", os_name: str,
                     version: str, python: str | None) -> "Request":
     """The Request for one release (or range) of the log's framework, built from the log's typed values; the
-    machine fills what the log leaves out, as `plan` does."""
-    from stackresolve.request import Flags, build_request
+    machine fills what the log leaves out, as `plan` does. `version` is one the knowledge base knows
+    (`plannable`); what the log shows is read by the flags' parsers, and a Python, driver or OS they do not read
+    is left to the machine."""
+    from stackresolve.flags import read_driver, read_os, read_python, read_version
+    from stackresolve.model.enums import Framework
+    from stackresolve.request import RequestInput, build_request
 
-    key = {"pytorch": "torch", "jax": "jax"}.get(fix.framework or "", "tf")
+    framework = Framework(fix.framework) if fix.framework in ("pytorch", "jax") else Framework.TENSORFLOW
     driver = fix.driver or (driver_for_cuda(kb, fix.driver_cuda, os_name) if fix.driver_cuda else None)
-    request = build_request(kb, Flags(**{key: version}, os=os_name, python=python, driver=driver), machine)
+    spec, _ = read_version(kb, framework, version)
+    given = RequestInput(framework, version, spec, os=read_os(os_name), python=read_python(python),
+                         driver=read_driver(driver))
+    request = build_request(kb, given, machine)
     gpus = log_gpus(kb, fix)
     if gpus:  # the log's GPU wins over this machine's
         request = dataclasses.replace(request, gpus=gpus, cpu_only=False,
@@ -85,17 +92,12 @@ def fix_request_for(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | No
 
 def plannable(kb: "KnowledgeBase", framework, version: str) -> bool:
     """Whether the knowledge base has a release of `framework` that `version` names ("latest" always)."""
-    from stackresolve.request import known_releases, parse_version_spec
-
-    from stackresolve.request import InputError
+    from stackresolve.flags import read_version
 
     if version == "latest":
         return True
-    try:
-        spec = parse_version_spec(version, framework)
-    except InputError:  # what a log says is not always a version (a 5,000-digit "release")
-        return False
-    return any(spec.contains(v, prereleases=True) for v in known_releases(kb, framework))
+    spec, _ = read_version(kb, framework, version)  # what a log says is not always a version (a 5,000-digit one)
+    return spec is not None
 
 
 def tf_fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None", os_name: str) -> FixPlan:
