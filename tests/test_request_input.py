@@ -47,6 +47,9 @@ def test_flags_left_out_are_left_to_the_machine(kb):
     given = parse_flags(kb, Flags())
     assert given == RequestInput()  # TensorFlow, any release; nothing else given
     assert given.spec == SpecifierSet() and given.os is None and given.gpus == () and given.driver is None
+    assert given.replace(os=Os.LINUX) == RequestInput(os=Os.LINUX) and given.os is None  # a new input
+    with pytest.raises(AttributeError):
+        given.os = Os.LINUX
 
 
 def test_an_apple_gpu_is_named_not_looked_up(kb):

@@ -118,23 +118,55 @@ class Request:
 
 
 
-@dataclass(frozen=True)
 class RequestInput:
-    """What was asked, as typed values; None (or empty) where the detected machine, else a default, decides."""
+    """What was asked, as typed values; None (or empty) where the detected machine, else a default, decides.
 
-    framework: Framework = Framework.TENSORFLOW
-    version: str = "latest"  # as the user wrote it (the Request keeps it: "TensorFlow 1.15")
-    spec: SpecifierSet = field(default_factory=SpecifierSet)  # the releases `version` names
-    os: Os | None = None
-    arch: Arch | None = None
-    gpus: tuple[GpuTarget, ...] = ()  # NVIDIA GPUs given (by model or compute capability)
-    apple_gpu: str | None = None  # "Apple M2": an Apple Silicon GPU given by name
-    driver: DriverVersion | None = None
-    python: str | None = None  # a CPython minor release, "3.7"
-    cudnn: str | None = None  # a cuDNN release the knowledge base knows, "8.6"
-    cpu: bool = False
-    vendor: Vendor | None = None  # None: any vendor's build
-    with_driver: bool = False
+    An immutable plain class with __slots__, not a dataclass: every plan makes one, and defining a frozen dataclass
+    of 13 fields costs milliseconds at import (model/values.py says how that was measured)."""
+
+    __slots__ = ("framework", "version", "spec", "os", "arch", "gpus", "apple_gpu", "driver", "python", "cudnn",
+                 "cpu", "vendor", "with_driver")
+
+    def __init__(self, framework: Framework = Framework.TENSORFLOW, version: str = "latest",
+                 spec: SpecifierSet | None = None, *, os: Os | None = None, arch: Arch | None = None,
+                 gpus: tuple[GpuTarget, ...] = (), apple_gpu: str | None = None, driver: DriverVersion | None = None,
+                 python: str | None = None, cudnn: str | None = None, cpu: bool = False, vendor: Vendor | None = None,
+                 with_driver: bool = False) -> None:
+        values = {
+            "framework": framework,
+            "version": version,  # as the user wrote it (the Request keeps it: "TensorFlow 1.15")
+            "spec": SpecifierSet() if spec is None else spec,  # the releases `version` names
+            "os": os,
+            "arch": arch,
+            "gpus": gpus,  # NVIDIA GPUs given (by model or compute capability)
+            "apple_gpu": apple_gpu,  # "Apple M2": an Apple Silicon GPU given by name
+            "driver": driver,
+            "python": python,  # a CPython minor release, "3.7"
+            "cudnn": cudnn,  # a cuDNN release the knowledge base knows, "8.6"
+            "cpu": cpu,
+            "vendor": vendor,  # None: any vendor's build
+            "with_driver": with_driver,
+        }
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def _values(self) -> dict:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def replace(self, **changes) -> "RequestInput":
+        """This input with some values changed (as dataclasses.replace)."""
+        return RequestInput(**{**self._values(), **changes})
+
+    def __setattr__(self, name, value):
+        raise AttributeError("RequestInput is immutable")
+
+    def __eq__(self, other):
+        return self._values() == other._values() if type(other) is RequestInput else NotImplemented
+
+    __hash__ = None  # compared, never a key
+
+    def __repr__(self) -> str:
+        return "RequestInput(" + ", ".join(f"{name}={value!r}" for name, value in self._values().items()) + ")"
 
 
 def known_releases(kb: "KnowledgeBase", framework: Framework) -> list[Version]:

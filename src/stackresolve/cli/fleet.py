@@ -19,8 +19,6 @@ MACHINE_FLAGS = ("--os", "--gpu", "--gpu-cc", "--driver", "--arch", "--cpu")
 
 def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], allow_cpu: bool,
                        env_name: Optional[str], machine_flags: dict[str, object]) -> None:
-    from dataclasses import replace
-
     from stackresolve.flags import parse_flags
     from stackresolve.fleet.decide import plan_fleet
     from stackresolve.fleet.grouping import group_members
@@ -37,7 +35,7 @@ def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], 
         fail("--fleet plans several machines; a full lock (pylock) is made per stack with `plan` on one of them")
     kb = knowledge()
     try:
-        base = build_request(kb, replace(parse_flags(kb, flags), os=Os.LINUX), None)  # each group's OS replaces it
+        base = build_request(kb, parse_flags(kb, flags).replace(os=Os.LINUX), None)  # each group's OS replaces it
     except InputError as exc:
         fail(str(exc))
     try:
