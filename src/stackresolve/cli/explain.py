@@ -42,8 +42,8 @@ def explain(
 ) -> None:
     """Turn an error message into its meaning, likely cause and fix (exit 1 when the text is not recognised)."""
     from stackresolve.explain import NOT_FIXED_BY_A_STACK, FixOverrides, explain_text, fix_request, render_text
-    from stackresolve.knowledge.loader import KnowledgeError, error_knowledge
     from stackresolve.flags import parse_driver, parse_fix_versions, parse_os
+    from stackresolve.knowledge.loader import KnowledgeError, error_knowledge
     from stackresolve.request import InputError
 
     notes: list[str] = []

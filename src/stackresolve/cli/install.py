@@ -97,8 +97,8 @@ def install(
 
 def _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu, vendor, no_detect):
     """Plan flags: resolve as `plan` does; no stack is exit 1 with the plan's own explanation."""
-    from stackresolve.install.target import from_resolution
     from stackresolve.flags import Flags, request_from_flags
+    from stackresolve.install.target import from_resolution
     from stackresolve.resolve import resolve
 
     flags = Flags(tf=tf or "latest", torch=torch, jax=jax, gpu=gpu, gpu_cc=gpu_cc, driver=driver, python=python,

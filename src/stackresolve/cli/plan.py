@@ -57,8 +57,8 @@ def plan(
 ) -> None:
     """Resolve a consistent stack for a TensorFlow, PyTorch or JAX target and print the plan (exit 1 when none
     exists)."""
-    from stackresolve.plan import PlanOptions, validate_env_name
     from stackresolve.flags import Flags, request_from_flags
+    from stackresolve.plan import PlanOptions, validate_env_name
     from stackresolve.request import InputError
     from stackresolve.resolve import resolve
 
