@@ -18,7 +18,7 @@ from stackresolve.emit import all_plans
 from stackresolve.knowledge.loader import knowledge
 from stackresolve.lock import parse_lock
 from stackresolve.model.enums import Delivery
-from stackresolve.request import Flags, build_request
+from stackresolve.flags import Flags, request_from_flags
 from stackresolve.resolve import resolve
 
 from plan_reading import python_run_by
@@ -44,7 +44,7 @@ def test_every_rendering_installs_the_same_stack(kb):
     checked = 0
     substitutes = []
     for line, os_name, gpu in cases(kb):
-        resolution = resolve(kb, build_request(kb, Flags(tf=line, os=os_name, gpu=gpu), None),
+        resolution = resolve(kb, request_from_flags(kb, Flags(tf=line, os=os_name, gpu=gpu), None),
                              with_alternatives=False)
         stack = resolution.stack
         if stack is None:
@@ -184,7 +184,7 @@ def test_pytorch_and_jax_renderings_install_the_same_stack(kb):
     for framework, line, os_name, gpu in framework_cases(kb):
         flags = Flags(torch=line, os=os_name, gpu=gpu) if framework is Framework.PYTORCH else \
             Flags(jax=line, os=os_name, gpu=gpu)
-        resolution = resolve(kb, build_request(kb, flags, None), with_alternatives=False)
+        resolution = resolve(kb, request_from_flags(kb, flags, None), with_alternatives=False)
         stack = resolution.stack
         if stack is None:
             continue

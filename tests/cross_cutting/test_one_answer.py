@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from stackresolve.cli import app
 from stackresolve.knowledge.loader import knowledge
-from stackresolve.request import Flags, build_request
+from stackresolve.flags import Flags, request_from_flags
 from stackresolve.resolve import resolve
 
 
@@ -26,7 +26,7 @@ def run():
 
 
 def stack_of(kb, **flags):
-    return resolve(kb, build_request(kb, Flags(**flags), None)).stack
+    return resolve(kb, request_from_flags(kb, Flags(**flags), None)).stack
 
 
 # (line, os, cuDNN plans install): what TensorFlow's own release artifacts used.
@@ -111,7 +111,7 @@ def test_a_python_that_does_not_exist_is_bad_input(run):
 def test_a_degraded_stack_leads_to_the_native_ones(kb):
     # TF 2.3 carries only compute_75 PTX for an RTX 3080 (8.6); 2.4 is the first line with sm_80 SASS (which
     # runs on 8.6) and 2.10 the last with native Windows GPU support (tensorflow/docs pip.md).
-    resolution = resolve(kb, build_request(kb, Flags(tf="2.3", os="windows", gpu="GeForce RTX 3080"), None))
+    resolution = resolve(kb, request_from_flags(kb, Flags(tf="2.3", os="windows", gpu="GeForce RTX 3080"), None))
     assert resolution.stack.gpu.support == "ptx-jit"
     lines = [a.stack.framework.line for a in resolution.alternatives]
     assert lines[:2] == ["2.4", "2.10"]

@@ -315,6 +315,15 @@ def test_nvidia_tensorflow_is_its_own_release(tmp_path, kb):
     t = diagnose(old, kb).target
     assert (t.tf_version, t.cuda) == ("1.15.5+nv22.12", "11.8")
 
+    # NVIDIA's releases before 20.09 are based on TensorFlow 1.15.2 / 1.15.3 (nvidia_tensorflow.toml tf_base, from
+    # NVIDIA/tensorflow setup.py@r1.15.3+nv20.07): still NVIDIA's own release, checked against its CUDA 11.0.194
+    older = machine(tmp_path / "older", LINUX, *RTX4070, {"nvidia_tensorflow-1.15.3+nv20.07.dist-info":
+                                                          ("nvidia-tensorflow", "1.15.3+nv20.07")}, python="3.6.9")
+    report = diagnose(older, kb)
+    assert "tensorflow-unknown-release" not in codes(report)
+    assert (report.target.tf_version, report.target.origin, report.target.cuda) == ("1.15.3+nv20.07", "installed",
+                                                                                     "11.0")
+
 
 def test_keras3_beside_tensorflow_216(tmp_path, kb):
     # TensorFlow 2.16's release notes: Keras 3 is tf.keras; Keras 2 code needs tf-keras~=2.16 + TF_USE_LEGACY_KERAS=1

@@ -35,7 +35,7 @@ from stackresolve.plan import apt as apt_plan
 from stackresolve.knowledge.channels import parse_apt
 from stackresolve.knowledge.loader import constraints_dir, knowledge
 from stackresolve.resolve import resolve
-from stackresolve.request import Flags, build_request
+from stackresolve.flags import Flags, request_from_flags
 
 
 def render_apt(resolution, kb, **options):
@@ -64,7 +64,7 @@ def kb():
 
 def resolution_for(kb, tf: str, os_name: str, gpu: str | None = "GTX 1080 Ti", cpu: bool = False):
     flags = Flags(tf=tf, os=os_name, gpu=None if cpu else gpu, cpu=cpu)
-    return resolve(kb, build_request(kb, flags, None))
+    return resolve(kb, request_from_flags(kb, flags, None))
 
 
 def shellcheck_binary() -> str | None:

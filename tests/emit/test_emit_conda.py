@@ -26,7 +26,7 @@ from stackresolve.knowledge.channels import parse_conda
 from stackresolve.knowledge.loader import constraints_dir, knowledge
 from stackresolve.request import InputError
 from stackresolve.resolve import resolve
-from stackresolve.request import Flags, build_request
+from stackresolve.flags import Flags, request_from_flags
 
 
 def render_conda(resolution, kb, **options):
@@ -55,7 +55,7 @@ def kb():
 
 def resolution_for(kb, tf: str, os_name: str, cpu: bool = False):
     flags = Flags(tf=tf, os=os_name, gpu=None if cpu else "GTX 1080 Ti", cpu=cpu)
-    return resolve(kb, build_request(kb, flags, None))
+    return resolve(kb, request_from_flags(kb, flags, None))
 
 
 def environment(text: str) -> dict:

@@ -25,7 +25,7 @@ from stackresolve.knowledge.fields import KnowledgeError
 from stackresolve.knowledge.install_facts import parse_docker
 from stackresolve.knowledge.loader import constraints_dir, knowledge
 from stackresolve.resolve import resolve
-from stackresolve.request import Flags, build_request
+from stackresolve.flags import Flags, request_from_flags
 
 from plan_reading import base_record, from_image, python_run_by
 
@@ -59,7 +59,7 @@ def kb():
 
 
 def plan(kb, **flags):
-    resolution = resolve(kb, build_request(kb, Flags(**flags), None))
+    resolution = resolve(kb, request_from_flags(kb, Flags(**flags), None))
     return resolution, render_dockerfile(resolution, kb)
 
 

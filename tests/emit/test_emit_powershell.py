@@ -28,7 +28,7 @@ from stackresolve.knowledge.fields import KnowledgeError
 from stackresolve.knowledge.install_facts import parse_windows
 from stackresolve.knowledge.loader import constraints_dir, knowledge
 from stackresolve.resolve import resolve
-from stackresolve.request import Flags, build_request
+from stackresolve.flags import Flags, request_from_flags
 
 
 def render_powershell(resolution, kb, **options):
@@ -62,7 +62,7 @@ def kb():
 
 
 def script(kb, **flags):
-    resolution = resolve(kb, build_request(kb, Flags(**flags), None))
+    resolution = resolve(kb, request_from_flags(kb, Flags(**flags), None))
     return resolution, render_powershell(resolution, kb)
 
 

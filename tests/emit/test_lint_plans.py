@@ -23,7 +23,7 @@ from locations import tool
 from stackresolve.emit import FormatRefused, render_plan
 from stackresolve.knowledge.loader import knowledge
 from stackresolve.plan import PlanOptions
-from stackresolve.request import Flags, build_request
+from stackresolve.flags import Flags, request_from_flags
 from stackresolve.resolve import resolve
 
 HADOLINT_IGNORED = ("DL3008", "DL3013")  # see the module docstring
@@ -52,7 +52,7 @@ def skeleton(text: str) -> str:
 def rendered(kb, fmt: str, tmp_path: Path, *, one_per_shape: bool = False, **options) -> list[Path]:
     paths, shapes = [], set()
     for i, flags in enumerate(targets(kb)):
-        resolution = resolve(kb, build_request(kb, flags, None), with_alternatives=False)
+        resolution = resolve(kb, request_from_flags(kb, flags, None), with_alternatives=False)
         if resolution.stack is None:
             continue
         try:

@@ -13,7 +13,8 @@ from stackresolve.detect.model import Machine, OSInfo, PackageInfo, PythonInfo
 from stackresolve.fulllock import FullLock, LockUnavailable, compile_lock, cuda_wheels
 from stackresolve.knowledge.loader import knowledge
 from stackresolve.plan import pip as pip_plan
-from stackresolve.request import Flags, InputError, build_request
+from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request import InputError
 from stackresolve.resolve import resolve
 
 # What uv prints for tensorflow[and-cuda]==2.15.1 (abridged; the pins are the wheel's own Requires-Dist).
@@ -37,7 +38,7 @@ def kb():
 
 
 def pip_for(kb, **flags):
-    return pip_plan.decide(resolve(kb, build_request(kb, Flags(**flags), None)))
+    return pip_plan.decide(resolve(kb, request_from_flags(kb, Flags(**flags), None)))
 
 
 def test_uv_is_asked_for_the_plans_python_platform_and_hashes(kb, monkeypatch):

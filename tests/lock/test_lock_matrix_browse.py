@@ -11,7 +11,7 @@ from stackresolve.cli import app
 from stackresolve.knowledge.loader import knowledge
 from stackresolve.request import InputError
 from stackresolve.resolve import resolve
-from stackresolve.request import Flags, build_request
+from stackresolve.flags import Flags, request_from_flags
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +55,7 @@ def machine(os="linux", driver=None, gpus=(), python=None, tensorflow=None, cuda
 
 
 def test_lock_states_what_check_compares(kb):
-    resolution = resolve(kb, build_request(kb, Flags(tf="1.15", os="linux", gpu="GTX 1080 Ti"), None))
+    resolution = resolve(kb, request_from_flags(kb, Flags(tf="1.15", os="linux", gpu="GTX 1080 Ti"), None))
     lock = parse_lock(render_lock(resolution, kb), "stackresolve.lock")
     # tensorflow-gpu 1.15.5 has cp36/cp37 Linux wheels (package index); CUDA 10.0 (tested builds); the 1.15.0 wheel
     # says it was compiled with cuDNN 7.6.0 (tensorflow/tensorflow#35376); CUDA 10.0 needs driver 410.48 (NVIDIA,
@@ -74,11 +74,11 @@ def test_the_locks_pip_list_installs_as_written(kb):
     previous-versions.md, v1.12.1); NVIDIA's 1.15 builds install from NVIDIA's index, which nvidia-pyindex only wrote
     into pip's configuration (its edit_pip_configuration.py: https://pypi.ngc.nvidia.com), named directly: nothing
     needs installing first."""
-    torch = json.loads(render_lock(resolve(kb, build_request(kb, Flags(torch="1.12", os="linux", gpu_cc="8.6"),
+    torch = json.loads(render_lock(resolve(kb, request_from_flags(kb, Flags(torch="1.12", os="linux", gpu_cc="8.6"),
                                                                None)), kb))
     assert torch["pip"][0] == "--extra-index-url https://download.pytorch.org/whl/cu116"
     assert "torch==1.12.1+cu116" in torch["pip"] and torch["pip_first"] == []
-    nvidia = json.loads(render_lock(resolve(kb, build_request(kb, Flags(tf="1.15", os="linux", gpu="RTX 3090"),
+    nvidia = json.loads(render_lock(resolve(kb, request_from_flags(kb, Flags(tf="1.15", os="linux", gpu="RTX 3090"),
                                                                 None)), kb))
     assert nvidia["pip_first"] == []
     assert nvidia["pip"][0] == "--extra-index-url https://pypi.ngc.nvidia.com"
@@ -110,7 +110,7 @@ def test_check_before_install_compares_the_machine_and_the_python_not_the_instal
 
 def test_check_accepts_what_plan_accepts(kb):
     # TensorFlow 1.15 loads any cuDNN 7.x >= 7.6 (cuda_dnn.cc, compiled with 7.6.0): plan and check agree.
-    resolution = resolve(kb, build_request(kb, Flags(tf="1.15", os="linux", gpu="GTX 1080 Ti"), None))
+    resolution = resolve(kb, request_from_flags(kb, Flags(tf="1.15", os="linux", gpu="GTX 1080 Ti"), None))
     lock = parse_lock(render_lock(resolution, kb), "lock")
     every = frozenset({"os", "gpus", "driver", "python", "framework", "cuda", "cudnn"})
     for cudnn, fits in (("7.6.0", True), ("7.6.5", True), ("7.5.0", False), ("8.0.5", False)):
@@ -120,7 +120,7 @@ def test_check_accepts_what_plan_accepts(kb):
 
 
 def test_check_reports_each_difference(kb):
-    lock = parse_lock(render_lock(resolve(kb, build_request(
+    lock = parse_lock(render_lock(resolve(kb, request_from_flags(
         kb, Flags(tf="1.15", os="linux", gpu="GTX 1080 Ti"), None)), kb), "lock")
     every = frozenset({"os", "gpus", "driver", "python", "framework", "cuda", "cudnn"})
     good = machine(driver="440.33", gpus=[("GTX 1080 Ti", "6.1")], python="3.7.17", tensorflow="1.15.5",
@@ -196,7 +196,7 @@ def test_every_pip_plan_line_is_a_valid_requirement(kb, os_name):
     from stackresolve.emit import render_plan
 
     for line in kb.lines:
-        resolution = resolve(kb, build_request(kb, Flags(tf=line.version, os=os_name, gpu_cc="7.5"), None))
+        resolution = resolve(kb, request_from_flags(kb, Flags(tf=line.version, os=os_name, gpu_cc="7.5"), None))
         if resolution.stack is None:
             continue
         text = render_plan("pip", resolution, kb)

@@ -15,7 +15,7 @@ import yaml
 
 from stackresolve.emit import render_plan
 from stackresolve.knowledge.loader import knowledge
-from stackresolve.request import Flags, build_request
+from stackresolve.flags import Flags, request_from_flags
 from stackresolve.resolve import resolve
 
 
@@ -25,7 +25,7 @@ def kb():
 
 
 def resolved(kb, **flags):
-    return resolve(kb, build_request(kb, Flags(**flags), None))
+    return resolve(kb, request_from_flags(kb, Flags(**flags), None))
 
 
 @pytest.mark.parametrize("gpu, os_name, floor", [

@@ -7,7 +7,7 @@ import pytest
 
 from stackresolve.emit import all_plans
 from stackresolve.knowledge.loader import knowledge
-from stackresolve.request import Flags, build_request
+from stackresolve.flags import Flags, request_from_flags
 from stackresolve.resolve import resolve
 
 
@@ -17,7 +17,7 @@ def kb():
 
 
 def pip_plan(kb, **flags) -> str:
-    resolution = resolve(kb, build_request(kb, Flags(**flags), None), with_alternatives=False)
+    resolution = resolve(kb, request_from_flags(kb, Flags(**flags), None), with_alternatives=False)
     assert resolution.stack is not None, flags
     return all_plans(resolution, kb)["pip"]
 

@@ -24,7 +24,8 @@ from packaging.version import Version
 from stackresolve.cli import app
 from stackresolve.knowledge.loader import knowledge
 from stackresolve.resolve import resolve
-from stackresolve.request import Flags, InputError, build_request
+from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request import InputError
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +34,7 @@ def kb():
 
 
 def plan(kb, **flags):
-    return resolve(kb, build_request(kb, Flags(**flags), None))
+    return resolve(kb, request_from_flags(kb, Flags(**flags), None))
 
 
 def stack_of(kb, **flags):
@@ -713,4 +714,4 @@ def test_conflicting_flags_are_bad_input(args):
 
 def test_input_errors_through_the_api(kb):
     with pytest.raises(InputError, match="one of --tf, --torch and --jax"):
-        build_request(kb, Flags(torch="2.5", jax="0.4"), None)
+        request_from_flags(kb, Flags(torch="2.5", jax="0.4"), None)

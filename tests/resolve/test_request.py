@@ -3,7 +3,8 @@
 import pytest
 from packaging.version import Version
 
-from stackresolve.request import InputError, parse_cc, parse_driver, parse_os, parse_python, parse_tf_spec
+from stackresolve.flags import parse_cc, parse_driver, parse_os, parse_python, parse_tf_spec
+from stackresolve.request import InputError
 
 
 @pytest.mark.parametrize("text, inside, outside", [

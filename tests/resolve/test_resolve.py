@@ -11,7 +11,7 @@ from stackresolve.knowledge.loader import knowledge
 from stackresolve.knowledge.rules import classify_support
 from stackresolve.model.values import ComputeCapability
 from stackresolve.resolve import resolve
-from stackresolve.request import Flags, build_request
+from stackresolve.flags import Flags, request_from_flags
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def kb():
 
 
 def plan(kb, **flags):
-    return resolve(kb, build_request(kb, Flags(**flags), None))
+    return resolve(kb, request_from_flags(kb, Flags(**flags), None))
 
 
 # tensorflow/docs site/en/install/source.md, "Tested build configurations", Linux GPU: (line, CUDA, cuDNN).
@@ -184,7 +184,7 @@ def detected(gpus=(), findings=()):
 
 def test_detected_machine_without_gpu_gives_a_cpu_plan(kb):
     facts = detected()
-    resolution = resolve(kb, build_request(kb, Flags(tf="1.15"), facts))
+    resolution = resolve(kb, request_from_flags(kb, Flags(tf="1.15"), facts))
     assert resolution.stack.cuda is None
     assert resolution.stack.gpu.support == "cpu-only"
     assert any("no NVIDIA GPU found" in a for a in resolution.request.assumptions)
@@ -192,7 +192,7 @@ def test_detected_machine_without_gpu_gives_a_cpu_plan(kb):
 
 def test_several_gpus_must_all_run_the_stack(kb):
     facts = detected(gpus=(("Tesla K80", "3.7", "nvidia-smi"), ("NVIDIA A100-SXM4-40GB", "8.0", "nvidia-smi")))
-    request = build_request(kb, Flags(tf="latest"), facts)
+    request = request_from_flags(kb, Flags(tf="latest"), facts)
     stack = resolve(kb, request).stack
     assert [g.cc for g in stack.gpus] == ["3.7", "8.0"]
     assert Version(stack.cuda.version) < Version("12.0")  # the K80 rules out CUDA 12
@@ -241,4 +241,4 @@ def test_an_unreadable_override_is_bad_input_not_a_cpu_plan(kb):
     facts = detected(findings=(Finding("error", "bad-override",
                                        "STACKRESOLVE_GPU_CC='banana' is not a compute capability"),))
     with pytest.raises(InputError, match="STACKRESOLVE_GPU_CC"):
-        build_request(kb, Flags(tf="1.15"), facts)
+        request_from_flags(kb, Flags(tf="1.15"), facts)

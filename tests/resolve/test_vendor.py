@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from stackresolve.cli import app
 from stackresolve.knowledge.loader import knowledge
 from stackresolve.resolve import resolve
-from stackresolve.request import Flags, build_request
+from stackresolve.flags import Flags, request_from_flags
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +21,7 @@ def kb():
 
 
 def plan(kb, **flags):
-    return resolve(kb, build_request(kb, Flags(tf="1.15", **flags), None))
+    return resolve(kb, request_from_flags(kb, Flags(tf="1.15", **flags), None))
 
 
 def test_rtx_3090_with_driver_470_gets_the_newest_build_that_470_runs(kb):

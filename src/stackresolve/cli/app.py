@@ -309,7 +309,7 @@ def os_choice() -> Choice:
     from stackresolve.model.enums import Os
 
     def parse(value: str):
-        from stackresolve.request import parse_os
+        from stackresolve.flags import parse_os
 
         return parse_os(value)
 

@@ -19,10 +19,12 @@ MACHINE_FLAGS = ("--os", "--gpu", "--gpu-cc", "--driver", "--arch", "--cpu")
 
 def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], allow_cpu: bool,
                        env_name: Optional[str], machine_flags: dict[str, object]) -> None:
+    from stackresolve.flags import parse_flags
     from stackresolve.fleet.decide import plan_fleet
     from stackresolve.fleet.grouping import group_members
     from stackresolve.fleet.model import FleetInputError
     from stackresolve.fleet.readers import kb_lookup
+    from stackresolve.model.enums import Os
     from stackresolve.plan import PlanOptions
     from stackresolve.request import InputError, build_request
 
@@ -33,7 +35,7 @@ def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], 
         fail("--fleet plans several machines; a full lock (pylock) is made per stack with `plan` on one of them")
     kb = knowledge()
     try:
-        base = build_request(kb, flags, None)
+        base = build_request(kb, parse_flags(kb, flags).replace(os=Os.LINUX), None)  # each group's OS replaces it
     except InputError as exc:
         fail(str(exc))
     try:
