@@ -5,8 +5,7 @@ from __future__ import annotations
 from stackresolve.knowledge.python_sources import how_to_get_line
 from stackresolve.model.enums import GpuSupport
 from stackresolve.model.stack import Resolution, Stack
-
-INSTALL_FORMATS = "pip|conda|apt|powershell|dockerfile|lock"
+from stackresolve.plan.formats import install_formats_for
 
 
 def _stack_rows(stack: Stack) -> list[tuple[str, str, str, str]]:
@@ -135,7 +134,8 @@ def render(resolution: Resolution, command: str = "") -> str:
             import shlex
 
             command = f"stackresolve plan {request.framework.flag} {shlex.quote(request.version)}"
-        out.append(f"Install plans: {command} --format {INSTALL_FORMATS}")
+        # only the formats whose rule lets this stack through (the rule their decision starts with)
+        out.append(f"Install plans: {command} --format {'|'.join(install_formats_for(resolution))}")
         out.append("")
     out += sources.render()
     return "\n".join(out).rstrip("\n") + "\n"
