@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from stackresolve.emit.findings import finding_lines
 from stackresolve.knowledge.python_sources import how_to_get_line
 from stackresolve.model.enums import GpuSupport
 from stackresolve.model.stack import Resolution, Stack
@@ -117,11 +118,8 @@ def render(resolution: Resolution, command: str = "") -> str:
     if resolution.findings:
         out.append("Findings")
         for f in resolution.findings:
-            out.append(f"  [{f.severity}] {f.code}: {f.message}")
-            if f.fix:
-                out.append(f"      fix: {f.fix}")
-            if f.source:
-                out.append(f"      sources: {sources.refs(f.source)}")
+            out += finding_lines(f, f"[{f.severity}] {f.code}:", sources.refs(f.source) if f.source else "",
+                                 "sources")
         out.append("")
     if resolution.alternatives:
         out.append(alternatives_heading(resolution))
