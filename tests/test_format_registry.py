@@ -142,3 +142,18 @@ def test_the_rule_is_the_deciders_first_step(kb):
         rule = BY_NAME[name].refusal(resolution)
         assert rule is not None and decide(name, resolution, kb) == rule
         assert refused[name].startswith(rule.why)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["plan", "--help"], ["explain", "--help"]])
+def test_help_imports_no_emitter_and_no_decider(argv):
+    """--help lists the --format choices from the registry, which names its modules without importing them."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "stackresolve", *argv], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if "|" in line}
+    heavy = {m for m in imported if m.startswith("stackresolve.emit")} | \
+        {f"stackresolve.plan.{f.decider}" for f in FORMATS if f.decider} & imported
+    assert not heavy, heavy
