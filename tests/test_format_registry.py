@@ -157,3 +157,8 @@ def test_help_imports_no_emitter_and_no_decider(argv):
     heavy = {m for m in imported if m.startswith("stackresolve.emit")} | \
         {f"stackresolve.plan.{f.decider}" for f in FORMATS if f.decider} & imported
     assert not heavy, heavy
+
+
+def test_an_entry_is_immutable():
+    with pytest.raises(AttributeError):
+        BY_NAME["apt"].executable = False

@@ -12,7 +12,7 @@ Modules are named here, not imported: `--help`, and a plan in one format, import
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, NamedTuple, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from stackresolve.model.enums import Delivery, Os
 
@@ -23,16 +23,33 @@ if TYPE_CHECKING:
 NO_STACK = "no consistent stack for this request"
 
 
-class Format(NamedTuple):
-    name: str  # its --format name
-    decider: Optional[str]  # the module under stackresolve.plan that decides it (None: it renders the resolution)
-    renderer: str  # the module under stackresolve.emit whose render(plan) prints it
-    needs_stack: bool  # False: it also says something useful for an impossible target
-    rule: Optional[Callable[["Resolution"], Optional["Refusal"]]] = None  # which stacks it can express at all
-    install_rank: Optional[int] = None  # its place in the text plan's closing line (None: not an install plan)
-    fix_plan: bool = False  # explain and doctor print their fix plan in it
-    file_name: str = ""  # the file `plan --fleet -o DIR` writes it to, after "stack-N."
-    executable: bool = False  # written with -o, the file is made executable
+class Format:
+    """One --format. A plain immutable class with __slots__ (as model/values.py's, and for the same reason: every
+    command that lists or prints a format defines it, and a NamedTuple costs ~20 times more to define)."""
+
+    __slots__ = ("name", "decider", "renderer", "needs_stack", "rule", "install_rank", "fix_plan", "file_name",
+                 "executable")
+
+    def __init__(self, name: str, decider: Optional[str], renderer: str, *, needs_stack: bool,
+                 rule: Optional[Callable[["Resolution"], Optional["Refusal"]]] = None,
+                 install_rank: Optional[int] = None, fix_plan: bool = False, file_name: str = "",
+                 executable: bool = False) -> None:
+        set_field = object.__setattr__
+        set_field(self, "name", name)  # its --format name
+        set_field(self, "decider", decider)  # the module under stackresolve.plan (None: it renders the resolution)
+        set_field(self, "renderer", renderer)  # the module under stackresolve.emit whose render(plan) prints it
+        set_field(self, "needs_stack", needs_stack)  # False: it also says something for an impossible target
+        set_field(self, "rule", rule)  # which stacks it can express at all (None: every one)
+        set_field(self, "install_rank", install_rank)  # its place in the text plan's closing line (None: not there)
+        set_field(self, "fix_plan", fix_plan)  # explain and doctor print their fix plan in it
+        set_field(self, "file_name", file_name)  # the file `plan --fleet -o DIR` writes it to, after "stack-N."
+        set_field(self, "executable", executable)  # written with -o, the file is made executable
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Format is immutable")
+
+    def __repr__(self) -> str:
+        return f"Format({self.name!r})"
 
     def refusal(self, resolution: "Resolution") -> Optional["Refusal"]:
         """Why this format cannot express the resolution (None: it may; its decider has the last word)."""
