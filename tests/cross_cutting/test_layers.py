@@ -129,6 +129,12 @@ def test_only_the_cli_imports_the_cli():
     assert not wrong, f"imports of cli from below it: {wrong}"
 
 
+def test_plan_decisions_never_import_their_renderers():
+    """The format registry (plan/formats.py) names each format's emit/ module as data: plan stays below emit."""
+    wrong = {b: sorted(mods) for b, mods in _graph().get("plan", {}).items() if b in ("emit", "cli")}
+    assert not wrong, f"plan imports a layer above it: {wrong}"
+
+
 def test_no_import_cycle_between_packages():
     edges = _graph()
     unexplained = [sorted(c) for c in _cycles(edges) if c not in KNOWN_CYCLES]

@@ -92,11 +92,14 @@ def explain(
                 framework = resolution.request.framework
                 body += f"(the log names no {framework.display} release: this fix assumes {framework.display} " \
                         f"{resolution.stack.framework.version}; {framework.flag} with yours plans for it)\n"
+            from stackresolve.plan.formats import INSTALL_FORMATS
+
+            formats = "|".join(f.name for f in INSTALL_FORMATS if f.fix_plan)
             if narrowed:  # `plan` has no option for the log's build: this command prints its plans
-                body += f"Install plan: this command with --format pip|conda|apt|powershell|dockerfile (the plan " \
+                body += f"Install plan: this command with --format {formats} (the plan " \
                         f"keeps {narrowed}; {plan_command(resolution)} alone plans the resolver's own pick)\n"
             else:
-                body += f"Install plan: {plan_command(resolution)} --format pip|conda|apt|powershell|dockerfile\n"
+                body += f"Install plan: {plan_command(resolution)} --format {formats}\n"
         output(body, None)
     elif fmt == "json":
         import json

@@ -8,11 +8,11 @@ from typing import Optional
 import typer
 
 from stackresolve.cli.app import Exit, fail, knowledge, output, read_input, warn_if_stale
+from stackresolve.plan.formats import FORMATS
 
 FLEET_LIMIT = 64 * 1024 * 1024  # a 5,000-node `kubectl get nodes -o json` is some 50 MB
 # the file each --format becomes under -o DIR, per stack
-FILE_NAMES = {"text": "txt", "pip": "pip.txt", "lock": "lock", "dockerfile": "Dockerfile", "powershell": "ps1",
-              "apt": "apt.sh", "conda": "environment.yml"}
+FILE_NAMES = {f.name: f.file_name for f in FORMATS}
 # flags that describe one machine: the fleet's machines come from SOURCE
 MACHINE_FLAGS = ("--os", "--gpu", "--gpu-cc", "--driver", "--arch", "--cpu")
 
