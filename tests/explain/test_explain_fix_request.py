@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 from dataclasses import FrozenInstanceError, dataclass
@@ -367,3 +368,18 @@ def test_a_ptx_jit_warning_keeps_the_tf_and_names_the_line_with_machine_code(err
     assert fix.tf == "2.14.0" and fix.compute_capability == "9.0"
     # sm_90 machine code arrives in the 2.16 wheels
     assert any("TensorFlow 2.16 would start without the JIT" in line for line in fix.evidence)
+
+
+def test_the_evidence_is_the_same_whatever_the_hash_seed():
+    """Two tested builds of one CUDA line (TensorFlow 2.12-2.13: CUDA 11.8 + cuDNN 8.6; 2.14: CUDA 11.8 + cuDNN 8.7,
+    tensorflow/docs site/en/install/source.md, Linux GPU) come out in version order in every process, not in the
+    order a set of strings happens to iterate in (seeds 2, 3 and 4 swapped them)."""
+    log = locations.FIXTURES / "errors" / "nvidia-tf-libcusolver-nvjitlink.log"
+    outputs = set()
+    for seed in ("0", "2"):
+        done = subprocess.run([sys.executable, "-m", "stackresolve", "explain", "--no-detect", "--file", str(log)],
+                              capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PYTHONHASHSEED": seed, "STACKRESOLVE_NO_CACHE": "1"})
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
+    assert "2.12-2.13: CUDA 11.8 + cuDNN 8.6; 2.14: CUDA 11.8 + cuDNN 8.7" in outputs.pop()
