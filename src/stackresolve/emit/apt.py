@@ -15,8 +15,6 @@ from __future__ import annotations
 import re
 import shlex
 
-from packaging.requirements import Requirement
-
 from stackresolve.emit.header import header_lines
 from stackresolve.model.enums import Os
 from stackresolve.model.stack import Resolution
@@ -195,6 +193,8 @@ def _driver_reminder(stack, reboot: bool) -> str:
 
 
 def _common_values(pip: PipPlan, supported: str) -> str:
+    from packaging.requirements import Requirement
+
     return (f"SUPPORTED_RELEASES={_q(supported)}\n"
             f"PYTHON_VERSION={_q(pip.python)}\n"
             f"PYTHON_SOURCES={_q(' | '.join(s.command for s in pip.resolution.stack.python.sources))}\n"
