@@ -1,3 +1,3 @@
-from stackresolve.cli import main
+from stackresolve.cli import program
 
-main()
+program()
