@@ -6,7 +6,7 @@ Pure: the caller passes the detected machine (or None); nothing here probes the 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -14,6 +14,7 @@ from packaging.version import Version
 
 from stackresolve.model.enums import Arch, Framework, Os, Vendor
 from stackresolve.model.numbers import NUMBER, has_oversized_number, quoted
+from stackresolve.model.record import record
 from stackresolve.model.values import ComputeCapability
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,7 +32,7 @@ class InputError(ValueError):
     """Bad user input: the message is one line saying what was wrong and what is accepted."""
 
 
-@dataclass(frozen=True)
+@record
 class GpuTarget:
     name: str  # "" when only the compute capability is known
     cc: str
@@ -58,7 +59,7 @@ class GpuTarget:
         return out
 
 
-@dataclass(frozen=True)
+@record
 class Request:
     version: str  # the framework version as the user wrote it ("1.15", "latest", ">=2.4,<2.8")
     spec: SpecifierSet
@@ -232,7 +233,7 @@ def parse_cudnn_choice(kb: "KnowledgeBase", text: str) -> str:
 
 
 # -- flags + machine -> request ----------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record
 class Flags:
     """What the user typed; None where a flag was left out."""
 
@@ -453,7 +454,7 @@ def tf_line_for_cuda(kb: "KnowledgeBase", cuda: str, os_name: str) -> str | None
 
 
 # -- flags -> the machine to check ---------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record
 class MachineFlags:
     """Facts about a machine given on the command line (check): each replaces what detection found."""
 

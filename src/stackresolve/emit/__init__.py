@@ -8,9 +8,9 @@ format that cannot serve the stack).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib import import_module
 
+from stackresolve.model.record import record
 from stackresolve.plan import PlanOptions, Refusal, decide
 
 # --format name -> module under stackresolve.emit; each module has render(plan) -> str.
@@ -41,7 +41,7 @@ class FormatRefused(Exception):
         return f"--format {self.fmt} cannot express this stack: {self.why}{can}"
 
 
-@dataclass(frozen=True)
+@record
 class PlanSet:
     plans: dict[str, str]  # format -> exactly what --format prints
     refused: dict[str, str]  # format -> why it cannot express the stack
