@@ -53,33 +53,4 @@ def main() -> None:
     sys.exit(code or 0)
 
 
-def program() -> None:
-    """The installed `stackresolve` executable: main(), then the process ends at once (os._exit) instead of through
-    the interpreter's teardown, which frees every module and object one by one: 15-17 ms, about a tenth of a plan,
-    for nothing. Every file a command writes is written and closed inside the command (files.write_output and
-    `with` blocks), and the standard streams are flushed here first. Where that is not so (a flush fails, say into
-    a closed pipe; a thread still runs; the exit status is not a number) the ordinary exit runs instead, so exit
-    codes and messages stay as they were. main() itself still raises SystemExit, for callers in-process."""
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code
-        if code is None:
-            code = 0
-        if type(code) is not int or threading_alive():
-            raise
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            raise exc from None
-        os._exit(code)
-
-
-def threading_alive() -> bool:
-    """Another thread still runs (the interpreter would wait for it at exit)."""
-    threading = sys.modules.get("threading")
-    return threading is not None and threading.active_count() > 1
-
-
-__all__ = ["app", "main", "program"]
+__all__ = ["app", "main"]
