@@ -54,9 +54,9 @@ def record(cls=None, /, *, eq: bool = True, repr: bool = True):
     """`@record`, `@record(eq=False)`, `@record(eq=False, repr=False)`: as `@dataclass(frozen=True, ...)`."""
 
     def define(cls: type) -> type:
-        undocumented = cls.__doc__ is None
-        if undocumented:  # dataclass would compute a signature for the docstring (inspect, ~0.1 ms)
-            cls.__doc__ = ""
+        undocumented = not cls.__doc__
+        if undocumented:  # else dataclass writes the signature as the docstring (inspect compiles it: ~0.5 ms)
+            cls.__doc__ = cls.__name__
         dataclass(init=False, repr=False, eq=False)(cls)  # the fields only: no generated code
         if undocumented:
             cls.__doc__ = None
