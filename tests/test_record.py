@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import FrozenInstanceError, dataclass, field
 from functools import cached_property
+from typing import ClassVar
 
 import pytest
 
@@ -118,3 +119,45 @@ def test_no_code_is_generated_per_class():
     reference, ours = pair()
     assert ours.__init__ is pair()[1].__init__
     assert reference.__init__ is not pair()[0].__init__
+
+
+def test_the_fields_are_those_dataclass_reads():
+    reference, ours = pair()
+    attributes = ("name", "type", "default", "default_factory", "init", "repr", "hash", "compare", "metadata",
+                  "kw_only", "_field_type")
+    assert [[getattr(f, a) for a in attributes] for f in dataclasses.fields(ours)] == \
+        [[getattr(f, a) for a in attributes] for f in dataclasses.fields(reference)]
+    assert ours.__match_args__ == reference.__match_args__
+    assert ours.extras == reference.extras == () and not hasattr(ours, "notes")  # class defaults as dataclass leaves them
+
+
+def test_a_class_var_or_a_base_with_fields_goes_through_dataclass():
+    @record
+    class Counted:
+        limit: ClassVar[int] = 3
+        value: int = 0
+
+    assert [f.name for f in dataclasses.fields(Counted)] == ["value"] and Counted(2).value == 2
+
+    @record
+    class Base:
+        a: int
+
+    @record
+    class Derived(Base):
+        b: int = 1
+
+    assert [f.name for f in dataclasses.fields(Derived)] == ["a", "b"] and Derived(5).a == 5
+
+
+def test_definition_errors_as_a_dataclass():
+    with pytest.raises(ValueError):
+        @record
+        class MutableDefault:
+            items: list = []  # noqa: RUF012
+
+    with pytest.raises(TypeError):
+        @record
+        class Order:
+            a: int = 0
+            b: int
