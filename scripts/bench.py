@@ -109,7 +109,7 @@ def probe_seconds() -> float:
 def matrix_all(runs: int) -> tuple[float, int]:
     from stackresolve.knowledge.loader import load_knowledge
     from stackresolve.matrix import build_matrix
-    from stackresolve.request import Flags, build_request
+    from stackresolve.flags import Flags, request_from_flags
 
     best, cells = float("inf"), 0
     for _ in range(runs):
@@ -117,7 +117,7 @@ def matrix_all(runs: int) -> tuple[float, int]:
         start = time.perf_counter()
         count = 0
         for gpu in kb.gpus:
-            request = build_request(kb, Flags(gpu=gpu.name, os="linux"), None)
+            request = request_from_flags(kb, Flags(gpu=gpu.name, os="linux"), None)
             count += len(build_matrix(kb, request, ["linux", "windows"]))
         best, cells = min(best, time.perf_counter() - start), count
     return best, cells

@@ -16,7 +16,7 @@ from stackresolve.knowledge.rules import cudnn_rule_text
 from stackresolve.model.enums import Delivery, Os
 from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution
-from stackresolve.plan import PlanOptions, Refusal, environment_name, validate_env_name
+from stackresolve.plan import PlanOptions, environment_name, validate_env_name
 from stackresolve.plan import pip as pip_plan
 
 # Preferred channels when several carry the same cuDNN; others (NVIDIA's labels) only when they alone fit.
@@ -143,13 +143,9 @@ def choose(conda: CondaKnowledge, resolution: Resolution, wheels: dict[str, str]
     return _wheel_choice(conda, wheels or {}, cuda, wanted) or catalogue
 
 
-def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()) -> CondaPlan | Refusal:
+def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()) -> CondaPlan:
+    """The conda plan for a stack the format's rule lets through (stackresolve.plan.formats)."""
     stack = resolution.stack
-    if stack is None:
-        return Refusal(resolution, "no consistent stack for this request")
-    if stack.delivery is Delivery.CONTAINER:
-        return Refusal(resolution, f"this stack is NVIDIA's container {stack.framework.container}",
-                       "use --format dockerfile")
     pip = pip_plan.decide(resolution)
     default_name = environment_name(stack)
     name = validate_env_name(options.env_name if options.env_name is not None else default_name)
