@@ -18,7 +18,8 @@ from stackresolve.cli.app import fix_plan_formats, plan_formats
 from stackresolve.emit import FormatRefused, plan_set, render_plan
 from stackresolve.plan import Refusal, decide
 from stackresolve.plan.formats import BY_NAME, FIX_PLANS, FORMATS, INSTALL_FORMATS, NAMES, install_formats_for
-from stackresolve.request import Flags, InputError, build_request
+from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request import InputError
 from stackresolve.resolve import resolve
 
 
@@ -105,7 +106,7 @@ def test_the_text_plan_names_exactly_the_formats_that_can_serve_the_stack(kb):
     seen, gaps = set(), 0
     for flags in _requests(kb):
         try:
-            resolution = resolve(kb, build_request(kb, flags, None))
+            resolution = resolve(kb, request_from_flags(kb, flags, None))
         except InputError:
             continue
         if resolution.stack is None:
@@ -136,7 +137,7 @@ def test_the_text_plan_names_exactly_the_formats_that_can_serve_the_stack(kb):
 
 def test_the_rule_is_the_deciders_first_step(kb):
     """A resolution a rule turns down gets that very refusal from the format's decision and from --format json."""
-    resolution = resolve(kb, build_request(kb, Flags(tf="2.3", os="windows", gpu_cc="6.1"), None))
+    resolution = resolve(kb, request_from_flags(kb, Flags(tf="2.3", os="windows", gpu_cc="6.1"), None))
     refused = plan_set(resolution, kb).refused
     for name in ("apt", "dockerfile"):
         rule = BY_NAME[name].refusal(resolution)
