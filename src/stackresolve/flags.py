@@ -10,7 +10,6 @@ cannot be read is a finding or unknown, never bad input.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -18,6 +17,7 @@ from packaging.version import Version
 
 from stackresolve.model.enums import Arch, Framework, Os, Vendor
 from stackresolve.model.numbers import NUMBER, has_oversized_number, quoted
+from stackresolve.model.record import record
 from stackresolve.model.values import ComputeCapability, DriverVersion
 from stackresolve.request import (
     PYTHON_RELEASES,
@@ -203,7 +203,7 @@ def lookup_gpu(kb: "KnowledgeBase", name: str) -> GpuTarget:
 
 
 # -- the command line's flags -> RequestInput -----------------------------------------------------------------
-@dataclass(frozen=True)
+@record
 class Flags:
     """What the user typed; None where a flag was left out."""
 
@@ -333,7 +333,7 @@ def read_os(text: str | None) -> Os | None:
 
 
 # -- flags -> the machine to check ---------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record
 class MachineFlags:
     """Facts about a machine given on the command line (check): each replaces what detection found."""
 

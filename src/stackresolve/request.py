@@ -7,13 +7,14 @@ and fleet build their RequestInput from values they hold typed, or derive a requ
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from stackresolve.model.enums import Arch, Framework, Os, Vendor
+from stackresolve.model.record import record
 from stackresolve.model.values import ComputeCapability, DriverVersion
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,7 +31,7 @@ class InputError(ValueError):
     """Bad user input: the message is one line saying what was wrong and what is accepted."""
 
 
-@dataclass(frozen=True)
+@record
 class GpuTarget:
     name: str  # "" when only the compute capability is known
     cc: str
@@ -57,7 +58,7 @@ class GpuTarget:
         return out
 
 
-@dataclass(frozen=True)
+@record
 class Request:
     version: str  # the framework version as the user wrote it ("1.15", "latest", ">=2.4,<2.8")
     spec: SpecifierSet

@@ -8,9 +8,9 @@ format that cannot serve the stack).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib import import_module
 
+from stackresolve.model.record import record
 from stackresolve.plan import PlanOptions, Refusal, decide
 from stackresolve.plan.formats import BY_NAME, FORMATS
 
@@ -27,7 +27,7 @@ class FormatRefused(Exception):
         return f"--format {self.fmt} cannot express this stack: {self.why}{can}"
 
 
-@dataclass(frozen=True)
+@record
 class PlanSet:
     plans: dict[str, str]  # format -> exactly what --format prints
     refused: dict[str, str]  # format -> why it cannot express the stack

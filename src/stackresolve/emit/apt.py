@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import shlex
 
-from packaging.requirements import Requirement
-
 from stackresolve.emit.header import header_lines
 from stackresolve.emit.script import comment
 from stackresolve.model.enums import Os
@@ -189,6 +187,8 @@ def _driver_reminder(stack, reboot: bool) -> str:
 
 
 def _common_values(pip: PipPlan, supported: str) -> str:
+    from packaging.requirements import Requirement
+
     return (f"SUPPORTED_RELEASES={_q(supported)}\n"
             f"PYTHON_VERSION={_q(pip.python)}\n"
             f"PYTHON_SOURCES={_q(' | '.join(s.command for s in pip.resolution.stack.python.sources))}\n"

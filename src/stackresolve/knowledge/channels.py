@@ -10,12 +10,11 @@ fails loading with one line naming it instead of reaching a plan. Emitters quote
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from packaging.version import Version
 
 from stackresolve.knowledge.fields import records
 from stackresolve.knowledge.rules import cudnn_accepts
+from stackresolve.model.record import record
 
 # `apt-get install` arguments: a Debian package name, optionally `=version` (Debian policy 5.6.1 / 5.6.12).
 APT_PACKAGE = r"[a-z0-9][a-z0-9+.-]+(=[0-9][A-Za-z0-9.+~:-]*)?"
@@ -43,7 +42,7 @@ def cuda_fits(built_for: str, cuda: str) -> bool:
 
 
 # -- apt --------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record
 class AptRepo:
     name: str  # "cuda" | "machine-learning"
     url: str  # template with {distro}, ends with "/"
@@ -57,7 +56,7 @@ class AptRepo:
         return self.url.format(distro=distro).rstrip("/")
 
 
-@dataclass(frozen=True)
+@record
 class AptCudaRepo:
     cuda: str
     ubuntu: tuple[str, ...]
@@ -74,7 +73,7 @@ class AptCudaRepo:
         return self.toolkit_package.replace("cuda-toolkit-", "cuda-libraries-", 1)
 
 
-@dataclass(frozen=True)
+@record
 class AptCudnnPackage:
     cudnn: str
     full_version: str
@@ -99,7 +98,7 @@ class AptCudnnPackage:
         return (self.runtime, self.dev) if self.dev else (self.runtime,)
 
 
-@dataclass(frozen=True)
+@record
 class AptKeyring:
     method: str  # "apt-key" | "cuda-keyring"
     file: str
@@ -110,7 +109,7 @@ class AptKeyring:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class AptDriverPackage:
     branch: str
     package: str
@@ -124,7 +123,7 @@ class AptDriverPackage:
         return int(self.branch)
 
 
-@dataclass(frozen=True)
+@record
 class AptKnowledge:
     repos: tuple[AptRepo, ...]
     cuda_repos: tuple[AptCudaRepo, ...]
@@ -143,7 +142,7 @@ class AptKnowledge:
 
 
 # -- conda ------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record
 class CondaCudaPackage:
     cuda: str
     channel: str
@@ -154,7 +153,7 @@ class CondaCudaPackage:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class CondaCudnnPackage:
     cudnn: str
     full_version: str
@@ -174,7 +173,7 @@ class CondaCudnnPackage:
         return cuda_fits(self.cuda, cuda)
 
 
-@dataclass(frozen=True)
+@record
 class CondaTensorflowDoc:
     date: str
     channel: str
@@ -185,7 +184,7 @@ class CondaTensorflowDoc:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class CondaKnowledge:
     cuda_packages: tuple[CondaCudaPackage, ...]
     cudnn_packages: tuple[CondaCudnnPackage, ...]

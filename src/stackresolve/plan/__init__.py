@@ -7,9 +7,10 @@ plans; nothing below emit/ decides a version.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING
+
+from stackresolve.model.record import record
 
 if TYPE_CHECKING:
     from stackresolve.model.stack import Resolution
@@ -28,14 +29,14 @@ def validate_env_name(name: str) -> str:
     return name
 
 
-@dataclass(frozen=True)
+@record
 class PlanOptions:
     env_name: str | None = None  # conda: the environment's name
     with_driver: bool | None = None  # apt: also install the driver branch (None: as the request says)
     command: str = ""  # text: the user's `stackresolve plan` command, less --format and -o, for the closing line
 
 
-@dataclass(frozen=True)
+@record
 class Refusal:
     """A format that cannot serve this stack, and what to use instead."""
 

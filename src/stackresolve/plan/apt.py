@@ -6,7 +6,7 @@ stacks, get only Python, a venv and the pip plan (and the driver from Ubuntu's a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from packaging.version import InvalidVersion, Version
 
@@ -20,18 +20,19 @@ from stackresolve.knowledge.channels import (
 )
 from stackresolve.knowledge.rules import cudnn_rule_text, driver_branch
 from stackresolve.model.enums import Delivery, Os
+from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution
 from stackresolve.plan import PlanOptions, Refusal
 from stackresolve.plan import pip as pip_plan
 
 
-@dataclass(frozen=True)
+@record
 class CudnnChoice:
     package: AptCudnnPackage
     why: str  # "" when the package is exactly the stack's cuDNN
 
 
-@dataclass(frozen=True)
+@record
 class ReleasePlan:
     """What the script does on one Ubuntu release."""
 
@@ -46,7 +47,7 @@ class ReleasePlan:
     current_key: AptKeyring | None = None  # the current .pub key: added where the repository is already configured
 
 
-@dataclass(frozen=True)
+@record
 class AptPlan:
     """A stack with system CUDA: NVIDIA's repository, the exact CUDA and cuDNN packages per Ubuntu release."""
 
@@ -59,7 +60,7 @@ class AptPlan:
     with_driver: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class AptPipOnlyPlan:
     """CUDA from pip wheels, or a CPU-only stack: Python, a venv, the pip plan; the driver from Ubuntu's archive
     per release with --with-driver."""

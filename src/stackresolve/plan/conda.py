@@ -9,13 +9,12 @@ Stacks whose CUDA comes as pip wheels and CPU-only stacks get no CUDA packages.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from packaging.version import InvalidVersion, Version
 
 from stackresolve.knowledge.channels import CondaKnowledge, nearest_cudnn
 from stackresolve.knowledge.rules import cudnn_rule_text
 from stackresolve.model.enums import Delivery, Os
+from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution
 from stackresolve.plan import PlanOptions, environment_name, validate_env_name
 from stackresolve.plan import pip as pip_plan
@@ -30,7 +29,7 @@ LD_PATH_SOURCE = ("tensorflow/docs:site/en/install/pip.md@be62ee25b6c9934fe648ff
                   "(Linux: 'Configure the system paths', export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$CONDA_PREFIX/lib/)")
 
 
-@dataclass(frozen=True)
+@record
 class CondaChoice:
     channel: str
     specs: tuple[str, ...]  # CUDA runtime specs, then the cuDNN spec
@@ -40,7 +39,7 @@ class CondaChoice:
     pip: tuple[str, ...] = ()  # cuDNN as NVIDIA's pip wheel, where no conda channel has the stack's release
 
 
-@dataclass(frozen=True)
+@record
 class CondaPlan:
     resolution: Resolution
     name: str

@@ -20,12 +20,13 @@ use python:<X.Y>-slim; NVIDIA's NGC stacks use their container.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from packaging.version import Version
 
 from stackresolve.knowledge.rules import cudnn_accepts, cudnn_rule_text
 from stackresolve.model.enums import Delivery
+from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution, Stack
 from stackresolve.plan import PlanOptions, Refusal, environment_name, import_check_code
 from stackresolve.plan import pip as pip_plan
@@ -34,7 +35,7 @@ from stackresolve.plan.apt import choose_cudnn
 PYTHON_IMAGE_SOURCE = "Docker Official Image python (library/python on Docker Hub), tag <X.Y>-slim"
 
 
-@dataclass(frozen=True)
+@record
 class KeyStep:
     """Install NVIDIA's current repository key before the first `apt-get update` (an image built before the
     April 2022 rotation trusts only the retired key: NO_PUBKEY A4B469963BF863CC)."""
@@ -45,7 +46,7 @@ class KeyStep:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class Base:
     image: str  # what follows FROM
     kind: str  # "tensorflow" | "cuda" | "python" | "ngc"
@@ -63,7 +64,7 @@ class Base:
         return self.python_from == "deadsnakes"
 
 
-@dataclass(frozen=True)
+@record
 class DockerPlan:
     resolution: Resolution
     base: Base

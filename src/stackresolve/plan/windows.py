@@ -4,10 +4,11 @@ stacks and for native-Windows GPU requests that TensorFlow no longer serves."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from stackresolve.knowledge.install_facts import CudaInstaller, CudnnZip, MsvcRuntime
 from stackresolve.model.enums import Delivery, Framework, Os
+from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution
 from stackresolve.plan import PlanOptions, Refusal, import_check_code
 from stackresolve.plan.formats import wsl_route
@@ -18,7 +19,7 @@ NATIVE_GPU_END_SOURCE = ("tensorflow/docs:site/en/install/pip.md@7c365021 (Windo
                          "was the last TensorFlow release that supported GPU on native-Windows')")
 
 
-@dataclass(frozen=True)
+@record
 class WindowsNativePlan:
     resolution: Resolution
     pip: pip_plan.PipPlan
@@ -28,7 +29,7 @@ class WindowsNativePlan:
     check_code: str
 
 
-@dataclass(frozen=True)
+@record
 class WslPlan:
     resolution: Resolution  # what was asked (native Windows, or WSL2)
     inside: Resolution  # the stack that runs inside WSL2

@@ -8,7 +8,6 @@ the nested frozen records on every resolver step was most of the resolver's time
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cached_property
 
 from packaging.version import Version
@@ -26,6 +25,7 @@ from stackresolve.knowledge.model import (
 )
 from stackresolve.knowledge.rules import classify_support, toolkit_predates, version_wanted_fits
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Os, Vendor
+from stackresolve.model.record import record
 from stackresolve.model.values import ComputeCapability
 from stackresolve.request import PYTHON_RELEASES, Request
 
@@ -42,7 +42,7 @@ NVIDIA_INDEX_NOTE = ("nvidia-tensorflow is not on the default package index (onl
 PLANNABLE_PYTHONS = PYTHON_RELEASES[PYTHON_RELEASES.index("2.7"):]
 
 
-@dataclass(frozen=True)
+@record
 class ReleaseLine:
     """A PyTorch or JAX release line ("2.5", "0.4"): what a TensorFlowLine is for TensorFlow."""
 
@@ -54,7 +54,7 @@ class ReleaseLine:
         return Version(self.version)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class FrameworkCandidate:
     vendor: Vendor
     distribution: str | None  # pip project; None for a container
@@ -111,7 +111,7 @@ class FrameworkCandidate:
         return f"{self.distribution} {self.version}{variant}"
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class PythonCandidate:
     version: str
     name: str = "python"
@@ -120,13 +120,13 @@ class PythonCandidate:
 PYTHON_CANDIDATES = [PythonCandidate(p) for p in reversed(PLANNABLE_PYTHONS)]
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class CudaCandidate:
     toolkit: CudaToolkit
     name: str = "cuda"
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class CudnnCandidate:
     release: CudnnRelease
     build: CudnnBuild
@@ -142,7 +142,7 @@ class CudnnCandidate:
         return self.release.min_cc
 
 
-@dataclass(frozen=True)
+@record
 class DriverCandidate:
     detected: Version | None  # the installed driver, when known
     minimum: Version | None  # otherwise: the lowest driver every requirement accepts
@@ -159,9 +159,9 @@ _CUDNN = re.compile(r"^nvidia-cudnn-cu\d+$")
 
 def pinned_version(requirements: tuple[str, ...], pattern: re.Pattern) -> Version | None:
     """The exact version a Requires-Dist list pins for the first project matching `pattern`."""
-    from packaging.requirements import InvalidRequirement, Requirement as PipRequirement
-
     for text in requirements:
+        from packaging.requirements import InvalidRequirement, Requirement as PipRequirement
+
         try:
             req = PipRequirement(text)
         except InvalidRequirement:

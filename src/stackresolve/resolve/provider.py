@@ -4,7 +4,6 @@ conflict can name both sides."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 from packaging.version import Version
@@ -18,6 +17,7 @@ from stackresolve.knowledge.rules import (
     minor_compat_floor,
 )
 from stackresolve.model.enums import Framework, GpuSupport, Os
+from stackresolve.model.record import record
 from stackresolve.model.values import ComputeCapability, DriverVersion
 from stackresolve.request import Request
 from stackresolve.resolve.candidates import (
@@ -35,7 +35,7 @@ from stackresolve.resolve.candidates import (
 ORDER = ("framework", "python", "cuda", "cudnn", "driver")
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Req:
     """A requirement on one component, with the fact behind it (shown when resolution fails)."""
 
