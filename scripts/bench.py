@@ -7,8 +7,11 @@ Run it with the interpreter of the virtual environment stackresolve is installed
 Every command is timed as a cold process; the reference, `python -c "import typer"`, runs alternately with the
 commands in the same venv, so machine load hits both alike. Budgets (exit 1 when one is missed):
 
-- `plan --format text` and `check` <= 1.3 x `import typer`; `plan --format json` <= 1.5 x; `--help` <= 1.1 x
-- `detect` <= 1.3 x `import typer` plus the probes' own time (reported beside it)
+- `plan --format text` and `check` <= 1.5 x `import typer`; `plan --format json` <= 2.0 x; `--help` <= 1.1 x
+  (issue 24: the measured floor of a typer program that resolves anything is about 1.5 x)
+- `detect` <= 1.5 x `import typer` plus the probes' own time (reported beside it)
+- the first `plan --format text` after install (an empty snapshot cache: the knowledge base is built from its TOML
+  files and the snapshot written) < 2.5 x the warm run
 - `matrix` over every TensorFlow line x every GPU x {linux, windows}, in-process, < 0.5 s
 - `plan --fleet` over a 500-node `kubectl get nodes -o json` document (the GFD fixture's nodes repeated, 6 groups),
   as a cold process, <= 2 x `plan --format json` (each group is resolved once, whatever the number of nodes; on
@@ -74,6 +77,28 @@ def alternating(commands: dict[str, list[str]], runs: int) -> dict[str, tuple[fl
     return {name: (statistics.median(times[name]), peaks[name]) for name in commands}
 
 
+def first_run(argv: list[str], runs: int) -> tuple[float, float]:
+    """Median wall time of `argv` as the first run after install (an empty snapshot cache each time) and warm (the
+    snapshot written), the two alternating."""
+    cold, warm = [], []
+    saved = os.environ.get("STACKRESOLVE_CACHE_DIR")
+    try:
+        with tempfile.TemporaryDirectory() as root:
+            os.environ["STACKRESOLVE_CACHE_DIR"] = str(Path(root) / "warm")
+            run_once(argv)  # writes the warm snapshot
+            for i in range(runs):
+                os.environ["STACKRESOLVE_CACHE_DIR"] = str(Path(root) / f"empty{i}")
+                cold.append(run_once(argv)[0])
+                os.environ["STACKRESOLVE_CACHE_DIR"] = str(Path(root) / "warm")
+                warm.append(run_once(argv)[0])
+    finally:
+        if saved is None:
+            os.environ.pop("STACKRESOLVE_CACHE_DIR", None)
+        else:
+            os.environ["STACKRESOLVE_CACHE_DIR"] = saved
+    return statistics.median(cold), statistics.median(warm)
+
+
 def probe_seconds() -> float:
     """The probes' own time in one `detect` (the sum the detect document reports)."""
     out = subprocess.run([str(BIN / "stackresolve"), "detect", "--format", "json"], capture_output=True, text=True,
@@ -84,7 +109,7 @@ def probe_seconds() -> float:
 def matrix_all(runs: int) -> tuple[float, int]:
     from stackresolve.knowledge.loader import load_knowledge
     from stackresolve.matrix import build_matrix
-    from stackresolve.request import Flags, build_request
+    from stackresolve.flags import Flags, request_from_flags
 
     best, cells = float("inf"), 0
     for _ in range(runs):
@@ -92,7 +117,7 @@ def matrix_all(runs: int) -> tuple[float, int]:
         start = time.perf_counter()
         count = 0
         for gpu in kb.gpus:
-            request = build_request(kb, Flags(gpu=gpu.name, os="linux"), None)
+            request = request_from_flags(kb, Flags(gpu=gpu.name, os="linux"), None)
             count += len(build_matrix(kb, request, ["linux", "windows"]))
         best, cells = min(best, time.perf_counter() - start), count
     return best, cells
@@ -263,6 +288,7 @@ def main() -> int:
             "plan --fleet (500 nodes)": [tool, "plan", "--fleet", str(cluster), "--torch", "latest"],
         }
         measured = alternating(commands, args.runs)
+        first_s, warm_s = first_run([tool, *PLAN], max(3, args.runs // 2))
         # a forked child's peak counts the parent's pages until exec: measure the processes before this one
         # loads anything in-process
         explain_peak = max(run_once([tool, "explain", "--file", str(log), "--no-detect", "--format", "json"])[1]
@@ -273,7 +299,7 @@ def main() -> int:
     snapshot_s, build_s = snapshot_load(args.runs)
 
     typer_s = measured["import typer"][0]
-    budgets = {"plan --format text": 1.3, "plan --format json": 1.5, "check": 1.3, "--help": 1.1, "detect": 1.3}
+    budgets = {"plan --format text": 1.5, "plan --format json": 2.0, "check": 1.5, "--help": 1.1, "detect": 1.5}
     rows, missed = [], []
     rows.append(("python -c 'import typer' (reference)", f"{typer_s * 1000:.0f} ms", "", ""))
     for name, factor in budgets.items():
@@ -286,6 +312,11 @@ def main() -> int:
                      + ("" if ok else "  MISSED")))
         if not ok:
             missed.append(name)
+    first_ok = first_s < 2.5 * warm_s
+    rows.append(("plan --format text, first run after install", f"{first_s * 1000:.0f} ms = {first_s / warm_s:.2f} x "
+                 f"warm", "", "< 2.5 x warm" + ("" if first_ok else "  MISSED")))
+    if not first_ok:
+        missed.append("first run")
     fleet_s, fleet_peak = measured["plan --fleet (500 nodes)"]
     one_plan_s = measured["plan --format json"][0]
     fleet_ok = fleet_s <= 2 * one_plan_s and fleet_peak < 60

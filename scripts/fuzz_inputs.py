@@ -7,7 +7,7 @@ version flags and log text carrying other scripts' digits, huge numbers and cont
 Every run calls the program's entry point (stackresolve.cli.main) with one hostile argument list and checks the
 contract: exit 0, 1 or 2 (3 is an internal error), at most one line on stderr for exit 2, no traceback, and no
 control character (ESC, BEL, C1, bidi overrides) in what reaches stdout or stderr. Prints a summary and every
-failure; exit 1 when there was one. tests/test_hostile_round_two.py runs a seeded slice of it.
+failure; exit 1 when there was one. tests/cross_cutting/test_hostile_round_two.py runs a seeded slice of it.
 """
 
 from __future__ import annotations

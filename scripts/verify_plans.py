@@ -79,7 +79,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "constraints" / "verified_installs.toml"
 
 # The TensorFlow lines verified by default, each with the Python its plan recommends (checked by
-# tests/test_verify_plans.py against the CLI). ":cpu": the GPU package of that release links CUDA at import
+# tests/knowledge/test_verify_plans.py against the CLI). ":cpu": the GPU package of that release links CUDA at import
 # (tensorflow-gpu <= 1.13 needs libcublas.so.9.0/10.0 to load), so on a machine without CUDA only the CPU plan
 # (`--cpu`: the `tensorflow` package, same version, same Requires-Dist) can be smoke-tested.
 DEFAULT_TARGETS: tuple[str, ...] = (

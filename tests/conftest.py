@@ -1,4 +1,12 @@
-"""Shared pytest configuration."""
+"""Shared pytest configuration: the --network switch, the `cache` fixture, and the schema check of every JSON
+document a test makes the CLI print.
+
+The tests are laid out like the code: tests/<part>/ specifies src/stackresolve/<part> (cli, detect, doctor, emit,
+explain, fleet, index (index.py, refresh.py), install, knowledge, lock (lock.py, fulllock.py, check.py, matrix.py,
+browse.py), model, plan, resolve (with request.py)). tests/cross_cutting/ holds what no one part owns: one answer
+across every format (coherence, one_answer), hostile input, the import layers, the JSON schemas, the README's
+commands, and plans installed by pip against the real index (network). Shared helpers sit at tests/ (locations,
+plan_reading, schema_check); fixtures under tests/fixtures/ with their provenance."""
 
 import pytest
 
@@ -19,6 +27,15 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "network" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """A private knowledge cache folder for the test (the snapshot is written and read there)."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("STACKRESOLVE_CACHE_DIR", str(folder))
+    monkeypatch.delenv("STACKRESOLVE_NO_CACHE", raising=False)
+    return folder
 
 
 @pytest.fixture(autouse=True)

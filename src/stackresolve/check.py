@@ -8,7 +8,6 @@ only what exists before anything is installed: the OS, the GPUs and the driver.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from packaging.version import Version
 
@@ -17,6 +16,7 @@ from stackresolve.knowledge.model import CompiledArch
 from stackresolve.knowledge.rules import classify_support, cuda_runtime_serves, cudnn_accepts, cudnn_rule_text
 from stackresolve.lock import LockedStack
 from stackresolve.model.enums import Delivery, GpuSupport
+from stackresolve.model.record import record
 from stackresolve.model.values import ComputeCapability
 from stackresolve.request import machine_os
 
@@ -26,7 +26,7 @@ FACTS = ("os", "gpus", "driver", "python", "framework", "cuda", "cudnn")
 BEFORE_INSTALL = ("os", "gpus", "driver", "python")
 
 
-@dataclass(frozen=True)
+@record
 class Difference:
     component: str
     expected: str
@@ -37,7 +37,7 @@ class Difference:
         return dict(self.__dict__)
 
 
-@dataclass(frozen=True)
+@record
 class CheckResult:
     differences: tuple[Difference, ...]
     not_checked: tuple[tuple[str, str], ...]  # (component, why)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from dataclasses import dataclass
+
+from stackresolve.model.record import record
 
 MIB = 1024 * 1024
 
@@ -23,7 +24,7 @@ class NotARegularFile(ValueError):
     pass
 
 
-@dataclass(frozen=True)
+@record
 class TextInput:
     text: str
     name: str  # as the user named it ("-" for standard input)

@@ -10,13 +10,13 @@ JSON rather than TOML: the standard library writes it, and every bootstrap langu
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 
 from stackresolve import __version__
 from stackresolve.model.enums import Delivery, Os
 from stackresolve.model.numbers import parse_version, quoted
+from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution
 from stackresolve.request import InputError
 
@@ -57,7 +57,7 @@ def document(resolution: Resolution, pip: PipPlan) -> dict:
     }
 
 
-@dataclass(frozen=True)
+@record
 class LockedStack:
     """What `check` compares, read and validated from a lock file."""
 

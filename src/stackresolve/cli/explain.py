@@ -42,9 +42,9 @@ def explain(
 ) -> None:
     """Turn an error message into its meaning, likely cause and fix (exit 1 when the text is not recognised)."""
     from stackresolve.explain import NOT_FIXED_BY_A_STACK, FixOverrides, explain_text, fix_request, render_text
+    from stackresolve.flags import parse_driver, parse_fix_versions, parse_os
     from stackresolve.knowledge.loader import KnowledgeError, error_knowledge
-    from stackresolve.model.enums import Framework
-    from stackresolve.request import InputError, parse_driver, parse_os, parse_version_spec, validate_version
+    from stackresolve.request import InputError
 
     notes: list[str] = []
     if file is not None or text == "-" or text is None:
@@ -60,13 +60,7 @@ def explain(
         fail("explain: the error text is empty")
     kb = knowledge()
     try:
-        if sum(v is not None for v in (tf, torch, jax)) > 1:
-            raise InputError("give one of --tf, --torch and --jax: a fix plan is for one framework")
-        for framework, value in ((Framework.PYTORCH, torch), (Framework.JAX, jax)):
-            if value is not None:
-                validate_version(kb, framework, value)
-        if tf is not None:
-            parse_version_spec(tf, Framework.TENSORFLOW)  # a version, whether or not a release has it
+        parse_fix_versions(kb, tf, torch, jax)
         overrides = FixOverrides(tf=tf, gpu=gpu, driver=parse_driver(driver) if driver else None,
                                  os=parse_os(os).value if os else None, torch=torch, jax=jax)
         explanation = explain_text(text, error_knowledge())
@@ -98,11 +92,14 @@ def explain(
                 framework = resolution.request.framework
                 body += f"(the log names no {framework.display} release: this fix assumes {framework.display} " \
                         f"{resolution.stack.framework.version}; {framework.flag} with yours plans for it)\n"
+            from stackresolve.plan.formats import INSTALL_FORMATS
+
+            formats = "|".join(f.name for f in INSTALL_FORMATS if f.fix_plan)
             if narrowed:  # `plan` has no option for the log's build: this command prints its plans
-                body += f"Install plan: this command with --format pip|conda|apt|powershell|dockerfile (the plan " \
+                body += f"Install plan: this command with --format {formats} (the plan " \
                         f"keeps {narrowed}; {plan_command(resolution)} alone plans the resolver's own pick)\n"
             else:
-                body += f"Install plan: {plan_command(resolution)} --format pip|conda|apt|powershell|dockerfile\n"
+                body += f"Install plan: {plan_command(resolution)} --format {formats}\n"
         output(body, None)
     elif fmt == "json":
         import json

@@ -8,21 +8,23 @@ from typing import Optional
 import typer
 
 from stackresolve.cli.app import Exit, fail, knowledge, output, read_input, warn_if_stale
+from stackresolve.plan.formats import FORMATS
 
 FLEET_LIMIT = 64 * 1024 * 1024  # a 5,000-node `kubectl get nodes -o json` is some 50 MB
 # the file each --format becomes under -o DIR, per stack
-FILE_NAMES = {"text": "txt", "pip": "pip.txt", "lock": "lock", "dockerfile": "Dockerfile", "powershell": "ps1",
-              "apt": "apt.sh", "conda": "environment.yml"}
+FILE_NAMES = {f.name: f.file_name for f in FORMATS}
 # flags that describe one machine: the fleet's machines come from SOURCE
 MACHINE_FLAGS = ("--os", "--gpu", "--gpu-cc", "--driver", "--arch", "--cpu")
 
 
 def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], allow_cpu: bool,
                        env_name: Optional[str], machine_flags: dict[str, object]) -> None:
+    from stackresolve.flags import parse_flags
     from stackresolve.fleet.decide import plan_fleet
     from stackresolve.fleet.grouping import group_members
     from stackresolve.fleet.model import FleetInputError
     from stackresolve.fleet.readers import kb_lookup
+    from stackresolve.model.enums import Os
     from stackresolve.plan import PlanOptions
     from stackresolve.request import InputError, build_request
 
@@ -33,7 +35,7 @@ def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], 
         fail("--fleet plans several machines; a full lock (pylock) is made per stack with `plan` on one of them")
     kb = knowledge()
     try:
-        base = build_request(kb, flags, None)
+        base = build_request(kb, parse_flags(kb, flags).replace(os=Os.LINUX), None)  # each group's OS replaces it
     except InputError as exc:
         fail(str(exc))
     try:

@@ -97,13 +97,13 @@ def install(
 
 def _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu, vendor, no_detect):
     """Plan flags: resolve as `plan` does; no stack is exit 1 with the plan's own explanation."""
+    from stackresolve.flags import Flags, request_from_flags
     from stackresolve.install.target import from_resolution
-    from stackresolve.request import Flags, build_request
     from stackresolve.resolve import resolve
 
     flags = Flags(tf=tf or "latest", torch=torch, jax=jax, gpu=gpu, gpu_cc=gpu_cc, driver=driver, python=python,
                   cpu=cpu, vendor=vendor)
-    request = build_request(kb, flags, detect_machine(no_detect, gpu_only=True))
+    request = request_from_flags(kb, flags, detect_machine(no_detect, gpu_only=True))
     resolution = resolve(kb, request)
     if resolution.stack is None:
         from stackresolve.emit import text

@@ -57,8 +57,9 @@ def plan(
 ) -> None:
     """Resolve a consistent stack for a TensorFlow, PyTorch or JAX target and print the plan (exit 1 when none
     exists)."""
+    from stackresolve.flags import Flags, request_from_flags
     from stackresolve.plan import PlanOptions, validate_env_name
-    from stackresolve.request import Flags, InputError, build_request
+    from stackresolve.request import InputError
     from stackresolve.resolve import resolve
 
     if full_lock and fmt != "pip":
@@ -66,8 +67,8 @@ def plan(
     if fleet:
         from stackresolve.cli.fleet import plan_fleet_command
 
-        plan_fleet_command(fleet, Flags(tf=tf, torch=torch, jax=jax, os="linux", python=python, cudnn=cudnn,
-                                        vendor=vendor, with_driver=with_driver),
+        plan_fleet_command(fleet, Flags(tf=tf, torch=torch, jax=jax, python=python, cudnn=cudnn, vendor=vendor,
+                                        with_driver=with_driver),
                            "pylock" if full_lock else fmt, out, allow_cpu, env_name,
                            {"--os": os, "--gpu": gpu, "--gpu-cc": gpu_cc, "--driver": driver, "--arch": arch,
                             "--cpu": cpu})
@@ -77,7 +78,7 @@ def plan(
     try:
         if env_name is not None:
             validate_env_name(env_name)
-        request = build_request(kb, flags, detect_machine(no_detect, gpu_only=True))
+        request = request_from_flags(kb, flags, detect_machine(no_detect, gpu_only=True))
     except InputError as exc:
         fail(str(exc))
     resolution = resolve(kb, request)

@@ -22,15 +22,16 @@ Lists are tuples (the dataclasses are frozen); `to_json_dict()` turns them into 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Mapping
 
 SCHEMA = "stackresolve/detect@1"
 
 from stackresolve.model.finding import Finding  # noqa: F401 (the probes import it from here)
+from stackresolve.model.record import record
 
 
-@dataclass(frozen=True)
+@record
 class OSInfo:
     system: str  # linux | windows | macos (or platform.system().lower() for anything else)
     wsl: bool = False
@@ -48,7 +49,7 @@ class OSInfo:
                 "version": self.version, "source": self.source}
 
 
-@dataclass(frozen=True)
+@record
 class DriverInfo:
     version: str | None  # "550.144.03", "572.60" (2 parts on Windows/WSL2); None when only cuda_max is known
     cuda_max: str | None  # highest CUDA version the driver supports ("12.4"); None when no probe reported it
@@ -61,7 +62,7 @@ class DriverInfo:
                 "cuda_max_source": self.cuda_max_source, "kernel_module": self.kernel_module}
 
 
-@dataclass(frozen=True)
+@record
 class GpuInfo:
     index: int
     name: str | None  # as the probe printed it; banner names can be truncated ("NVIDIA GeForce ...")
@@ -81,7 +82,7 @@ class GpuInfo:
                 "pci_id": self.pci_id, "bus_id": self.bus_id}
 
 
-@dataclass(frozen=True)
+@record
 class ToolkitInfo:
     version: str  # major.minor ("11.8")
     path: str | None
@@ -94,7 +95,7 @@ class ToolkitInfo:
                 "full_version": self.full_version, "on_path": self.on_path}
 
 
-@dataclass(frozen=True)
+@record
 class CudnnInfo:
     version: str  # "8.9.7"; only the major ("8") when the probe knows no more (libcudnn.so.8, cudnn64_8.dll)
     path: str | None
@@ -106,7 +107,7 @@ class CudnnInfo:
                 "full_version": self.full_version}
 
 
-@dataclass(frozen=True)
+@record
 class PackageInfo:
     """An installed distribution of the target interpreter, read from its dist-info / egg-info (never imported)."""
 
@@ -118,7 +119,7 @@ class PackageInfo:
         return {"name": self.name, "version": self.version, "location": self.location}
 
 
-@dataclass(frozen=True)
+@record
 class PythonInfo:
     version: str | None
     executable: str
@@ -140,7 +141,7 @@ class PythonInfo:
                 "nvidia_lib_dirs": list(self.nvidia_lib_dirs)}
 
 
-@dataclass(frozen=True)
+@record
 class FrameworkInfo:
     """An installed deep-learning framework, read from its metadata and build files (never imported).
 
@@ -179,7 +180,7 @@ class FrameworkInfo:
                 "companions": [c.to_json_dict() for c in self.companions]}
 
 
-@dataclass(frozen=True)
+@record
 class ProbeRecord:
     """What one probe did: ok | absent (nothing to run or read) | failed | timeout | skipped. "timeout" also
     covers a command not started because the detection budget was spent (the detail says which)."""
@@ -194,7 +195,7 @@ class ProbeRecord:
                 "seconds": round(self.seconds, 4)}
 
 
-@dataclass(frozen=True)
+@record
 class Machine:
     os: OSInfo
     driver: DriverInfo | None

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 
 from stackresolve.model.numbers import is_compute_capability
+from stackresolve.model.record import record
 
 NVIDIA_VENDOR = 0x10DE
 SYSFS_DEVICES = "/sys/bus/pci/devices"
@@ -38,7 +38,7 @@ def powershell_argv() -> list[str]:
     return ["powershell.exe", "-NoProfile", "-NonInteractive", "-Command", POWERSHELL_QUERY]
 
 
-@dataclass(frozen=True)
+@record
 class PciGpu:
     device: int  # PCI device id (0x1b06)
     bus_id: str | None = None  # "0000:01:00.0" (Linux); None on Windows
@@ -228,7 +228,7 @@ def model_candidates(pci_name: str | None) -> list[str]:
     return seen
 
 
-@dataclass(frozen=True)
+@record
 class PciModel:
     """What the tables say about one PCI device."""
 

@@ -15,6 +15,7 @@ from packaging.version import InvalidVersion, Version
 
 from stackresolve.doctor.installed import resolve_installed
 from stackresolve.doctor.machine import gpu_cc, gpu_label, os_of, unknown_cc_finding
+from stackresolve.flags import override_problem, read_python, read_version
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.model import CompiledArch
 from stackresolve.knowledge.rules import classify_support
@@ -22,10 +23,9 @@ from stackresolve.model.enums import Framework, GpuSupport, Os, Severity
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Resolution
 from stackresolve.model.values import ComputeCapability, major_minor
-from stackresolve.request import Flags, InputError, build_request, validate_version
+from stackresolve.request import Request, RequestInput, build_request, machine_arch
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
-FLAG_KEY = {Framework.PYTORCH: "torch", Framework.JAX: "jax"}
 PLAN_FORMATS = "pip|apt|conda|powershell"
 # What the frameworks print (the texts explain's errors.toml recognises, from the frameworks' sources)
 TORCH_NO_KERNEL = "CUDA error: no kernel image is available for execution on the device"
@@ -178,14 +178,20 @@ class Planner:
     def __init__(self, kb: KnowledgeBase, machine, framework: Framework):
         self.kb, self.machine, self.framework = kb, machine, framework
         self.python = major_minor(machine.python.version) if machine.python else None
-        self.os = os_of(machine).value
-        self.arch = machine.os.arch if machine.os.arch in ("x86_64", "aarch64", "arm64") else None
+        self.os = os_of(machine)
+        self.arch = machine_arch(machine)
 
-    def flags(self, version: str, python: str | None = None, cpu: bool = False) -> Flags:
-        return Flags(**{FLAG_KEY[self.framework]: version}, python=python, os=self.os, arch=self.arch, cpu=cpu)
-
-    def request(self, version: str, *, python: str | None = None, machine=None, cpu: bool = False):
-        return build_request(self.kb, self.flags(version, python, cpu), self.machine if machine is None else machine)
+    def request(self, version: str, *, python: str | None = None, machine=None, cpu: bool = False) -> Request | None:
+        """The request for a release of this framework on this machine (on `machine` where given); None where the
+        version names no release the knowledge base knows, or an override of the machine's facts could not be
+        read (detect's finding says which)."""
+        machine = self.machine if machine is None else machine
+        spec, _ = read_version(self.kb, self.framework, version)
+        if spec is None or override_problem(machine):
+            return None
+        given = RequestInput(self.framework, version, spec, os=self.os, arch=self.arch, python=read_python(python),
+                             cpu=cpu)
+        return build_request(self.kb, given, machine)
 
     def fix(self, version: str | None) -> Resolution | None:
         """The plan that fixes the installed framework, the least change first: in this Python where one fits,
@@ -201,27 +207,24 @@ class Planner:
         for python in dict.fromkeys((self.python, None)):
             for v in versions:
                 for machine in machines:
-                    try:
-                        resolution = resolve(self.kb, self.request(v, python=python, machine=machine),
-                                             with_alternatives=False)
-                    except InputError:
+                    request = self.request(v, python=python, machine=machine)
+                    if request is None:
                         continue
+                    resolution = resolve(self.kb, request, with_alternatives=False)
                     if fits(resolution):
                         return resolution
-        try:
-            return resolve(self.kb, self.request(versions[0], python=self.python))
-        except InputError:
-            return None
+        request = self.request(versions[0], python=self.python)
+        return resolve(self.kb, request) if request is not None else None
 
     def installed(self, version: str) -> Resolution | None:
         """The plan for the installed release on this machine (what `plan --torch X` says here)."""
         from stackresolve.resolve import resolve
 
         for python in dict.fromkeys((self.python, None)):
-            try:
-                resolution = resolve(self.kb, self.request(version, python=python), with_alternatives=False)
-            except InputError:
+            request = self.request(version, python=python)
+            if request is None:
                 return None
+            resolution = resolve(self.kb, request, with_alternatives=False)
             if resolution.stack is not None:
                 return resolution
         return None
@@ -309,18 +312,14 @@ def check_installed(kb: KnowledgeBase, machine, inst, earlier_codes: set[str]) -
         findings.append(Finding(W, f"{prefix}-unknown-release", f"the installed {label} has no readable version",
                                 "", source))
     else:
-        try:
-            validate_version(kb, framework, version)
-        except InputError as exc:
+        _, problem = read_version(kb, framework, version)
+        if problem:
             findings.append(Finding(W, f"{prefix}-unknown-release",
-                                    f"the installed {label} is not in the knowledge base ({exc}); its GPU code and "
-                                    f"driver needs are unchecked", f"check a known release: stackresolve plan "
+                                    f"the installed {label} is not in the knowledge base ({problem}); its GPU code "
+                                    f"and driver needs are unchecked", f"check a known release: stackresolve plan "
                                     f"{framework.flag} latest", f"{prefix}.toml"))
         else:
-            try:
-                request = planner.request(version)
-            except InputError:
-                pass  # a bad override in the environment: detect reported it
+            request = planner.request(version)  # None where an override is bad: detect reported it
     macos = os_of(machine) is Os.MACOS
     cuda_build = inst.gpu_build is True
     # (severity, code, message, source, how the fix reads) of what the plan must fix

@@ -78,6 +78,8 @@ class DoctorReport:
         }
 
     def render_text(self) -> str:
+        from stackresolve.emit.findings import finding_lines
+
         lines = []
         t = self.target
         m = self.machine
@@ -112,11 +114,7 @@ class DoctorReport:
             lines.append(f"{severity.value.upper()}S ({len(group)})" if len(group) > 1 else
                          f"{severity.value.upper()} (1)")
             for f in group:
-                lines.append(f"  [{f.code}] {f.message}")
-                if f.fix:
-                    lines.append(f"      fix: {f.fix}")
-                if f.source:
-                    lines.append(f"      source: {f.source}")
+                lines += finding_lines(f, f"[{f.code}]", f.source, "source")
         lines.append("")
         errors, warnings = len(self.by_severity("error")), len(self.by_severity("warning"))
         if self.healthy:

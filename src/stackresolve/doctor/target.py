@@ -11,11 +11,12 @@ from stackresolve.doctor.machine import installed_tensorflow, os_of, system_of
 from stackresolve.doctor.report import Target
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.rules import tf_library_names
-from stackresolve.model.enums import Delivery, Os, Severity
+from stackresolve.flags import read_python, read_version, reject_bad_overrides, validate_version
+from stackresolve.model.enums import Delivery, Framework, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Resolution, Stack
 from stackresolve.model.values import major_minor
-from stackresolve.request import Flags, InputError, build_request
+from stackresolve.request import RequestInput, build_request, machine_arch
 from stackresolve.resolve import resolve
 
 
@@ -26,13 +27,13 @@ class TargetChoice:
     findings: tuple[Finding, ...]
 
 
-def _request(kb: KnowledgeBase, machine, tf: str, *, python: str | None, cpu: bool, with_machine: bool,
-             vendor: str = "any"):
+def _request(kb: KnowledgeBase, machine, tf: str, spec, *, python: str | None, cpu: bool, with_machine: bool,
+             vendor: Vendor | None = None):
     # The driver and GPU are what doctor checks, not constraints of the target: resolve without them unless no
     # TensorFlow is installed (then the newest stack for this machine is the target).
-    flags = Flags(tf=tf, python=python, cpu=cpu, os=os_of(machine).value, vendor=vendor,
-                  arch=machine.os.arch if machine.os.arch in ("x86_64", "aarch64", "arm64") else None)
-    return build_request(kb, flags, machine if with_machine else None)
+    given = RequestInput(Framework.TENSORFLOW, tf, spec, os=os_of(machine), arch=machine_arch(machine),
+                         python=read_python(python), cpu=cpu, vendor=vendor)
+    return build_request(kb, given, machine if with_machine else None)
 
 
 def nvidia_release(installed) -> tuple[str, str] | None:
@@ -67,11 +68,11 @@ def choose_target(kb: KnowledgeBase, machine, tf_flag: str | None) -> TargetChoi
                                 "python-probe (dist-info)"))
     cpu = os_of(machine) is Os.MACOS or (origin == "installed" and installed.gpu_build is False)
     with_machine = origin == "newest for this machine"
-    vendor = "any"
+    vendor = None
     nvidia = nvidia_release(installed) if origin == "installed" else None
     if nvidia is not None:
         # NVIDIA's build: the target is that release (its own CUDA, cuDNN and driver), not the newest of them
-        tf, vendor = nvidia[0], "nvidia"
+        tf, vendor = nvidia[0], Vendor.NVIDIA
 
     def installed_release(candidate) -> bool:
         return candidate.distribution == "nvidia-tensorflow" and candidate.version == installed.version.strip()
@@ -83,16 +84,19 @@ def choose_target(kb: KnowledgeBase, machine, tf_flag: str | None) -> TargetChoi
                 return verdict.resolution
         return resolve(kb, request, with_alternatives=False)
 
-    try:
-        request = _request(kb, machine, tf, python=python, cpu=cpu, with_machine=with_machine, vendor=vendor)
-    except InputError as exc:
-        if origin == "installed":
+    if origin == "installed":  # the probe's text: a release the knowledge base does not know is a finding
+        spec, problem = read_version(kb, Framework.TENSORFLOW, tf)
+        if spec is None:
             findings.append(Finding(Severity.WARNING, "tensorflow-unknown-release",
-                                    f"the installed TensorFlow {tf} is not in the knowledge base ({exc}); only the "
-                                    "checks that need no target ran", "check a known release with --tf VERSION",
+                                    f"the installed TensorFlow {tf} is not in the knowledge base ({problem}); only "
+                                    "the checks that need no target ran", "check a known release with --tf VERSION",
                                     "tensorflow_wheels.toml (the package index)"))
             return TargetChoice(None, origin, tuple(findings))
-        raise
+    else:  # --tf is the user's text (InputError, exit 2, when bad); "latest" names any release
+        spec = validate_version(kb, Framework.TENSORFLOW, tf)
+    if with_machine:  # the target takes the machine's facts: an override detection could not read is bad input
+        reject_bad_overrides(machine)
+    request = _request(kb, machine, tf, spec, python=python, cpu=cpu, with_machine=with_machine, vendor=vendor)
     resolution = run(request)
     if nvidia is not None and resolution.stack is not None and \
             resolution.stack.framework.version != installed.version.strip():
@@ -101,7 +105,7 @@ def choose_target(kb: KnowledgeBase, machine, tf_flag: str | None) -> TargetChoi
                                 f"checking against {resolution.stack.framework.version}",
                                 "", "nvidia_tensorflow.toml"))
     if resolution.stack is None and python:
-        retry = run(_request(kb, machine, tf, python=None, cpu=cpu, with_machine=with_machine, vendor=vendor))
+        retry = run(_request(kb, machine, tf, spec, python=None, cpu=cpu, with_machine=with_machine, vendor=vendor))
         if retry.stack is not None:
             py = retry.stack.python
             findings.append(Finding(Severity.ERROR, "python-unsupported",
@@ -110,7 +114,8 @@ def choose_target(kb: KnowledgeBase, machine, tf_flag: str | None) -> TargetChoi
                                     f"create an environment with Python {py.recommended}", py.source))
             resolution = retry
     if resolution.stack is None and not cpu:
-        cpu_resolution = resolve(kb, _request(kb, machine, tf, python=python, cpu=True, with_machine=with_machine),
+        cpu_resolution = resolve(kb, _request(kb, machine, tf, spec, python=python, cpu=True,
+                                              with_machine=with_machine),
                                  with_alternatives=False)
         if cpu_resolution.stack is not None:
             for f in resolution.findings:

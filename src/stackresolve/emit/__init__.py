@@ -8,25 +8,11 @@ format that cannot serve the stack).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib import import_module
 
+from stackresolve.model.record import record
 from stackresolve.plan import PlanOptions, Refusal, decide
-
-# --format name -> module under stackresolve.emit; each module has render(plan) -> str.
-PLAN_EMITTERS = {
-    "text": "text",
-    "pip": "pip",
-    "lock": "lock",
-    "dockerfile": "dockerfile",
-    "powershell": "powershell",
-    "apt": "apt",
-    "conda": "conda",
-}
-# Formats that need a resolved stack. The text summary explains an impossible target, and the PowerShell plan
-# turns an impossible native-Windows GPU target into the WSL2 route.
-NEEDS_STACK = {"pip", "lock", "dockerfile", "apt", "conda"}
-NO_STACK = "no consistent stack for this request"
+from stackresolve.plan.formats import BY_NAME, FORMATS
 
 
 class FormatRefused(Exception):
@@ -41,7 +27,7 @@ class FormatRefused(Exception):
         return f"--format {self.fmt} cannot express this stack: {self.why}{can}"
 
 
-@dataclass(frozen=True)
+@record
 class PlanSet:
     plans: dict[str, str]  # format -> exactly what --format prints
     refused: dict[str, str]  # format -> why it cannot express the stack
@@ -53,14 +39,12 @@ def refusal_text(refusal: Refusal) -> str:
 
 def _decided(fmt: str, resolution, kb, options: PlanOptions):
     """The typed plan for a format, or the one-line reason it cannot serve this resolution."""
-    if resolution.stack is None and fmt in NEEDS_STACK:
-        return NO_STACK
     plan = decide(fmt, resolution, kb, options)
     return refusal_text(plan) if isinstance(plan, Refusal) else plan
 
 
 def _render(fmt: str, plan, options: PlanOptions = PlanOptions()) -> str:
-    module = import_module(f"stackresolve.emit.{PLAN_EMITTERS[fmt]}")
+    module = import_module(f"stackresolve.emit.{BY_NAME[fmt].renderer}")
     if fmt == "text":  # the summary ends with the command that prints the install plans: the user's own
         return module.render(plan, options.command)
     return module.render(plan)
@@ -69,7 +53,7 @@ def _render(fmt: str, plan, options: PlanOptions = PlanOptions()) -> str:
 def plan_set(resolution, kb, options: PlanOptions = PlanOptions()) -> PlanSet:
     plans: dict[str, str] = {}
     refused: dict[str, str] = {}
-    for fmt in PLAN_EMITTERS:
+    for fmt in (f.name for f in FORMATS):
         plan = _decided(fmt, resolution, kb, options)
         if isinstance(plan, str):
             refused[fmt] = plan
@@ -82,7 +66,7 @@ def render_plan(fmt: str, resolution, kb, options: PlanOptions = PlanOptions()) 
     plan = _decided(fmt, resolution, kb, options)
     if isinstance(plan, str):
         usable = () if resolution.stack is None else tuple(
-            f for f in PLAN_EMITTERS if f != fmt and not isinstance(_decided(f, resolution, kb, options), str))
+            f.name for f in FORMATS if f.name != fmt and not isinstance(_decided(f.name, resolution, kb, options), str))
         raise FormatRefused(fmt, plan, (*usable, "json") if usable else ())
     return _render(fmt, plan, options)
 

@@ -12,25 +12,17 @@ quoted with shlex.quote anyway; comments are stripped of control characters so n
 
 from __future__ import annotations
 
-import re
 import shlex
 
-from packaging.requirements import Requirement
-
 from stackresolve.emit.header import header_lines
+from stackresolve.emit.script import comment
 from stackresolve.model.enums import Os
 from stackresolve.model.stack import Resolution
 from stackresolve.plan.apt import AptPipOnlyPlan, AptPlan
 from stackresolve.plan.pip import PipPlan
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
-
 
 # -- script text ----------------------------------------------------------------------------------------------
-def _comment(text: str) -> str:
-    return "# " + _CONTROL.sub(" ", text).rstrip() + "\n"
-
-
 def _q(value: str) -> str:
     return shlex.quote(value)
 
@@ -40,7 +32,7 @@ def _array(name: str, values) -> str:
 
 
 def _header(resolution: Resolution) -> str:
-    return "".join(_comment(line) for line in header_lines(resolution, "apt"))
+    return "".join(comment(line) for line in header_lines(resolution, "apt"))
 
 
 _PRELUDE = r"""
@@ -195,6 +187,8 @@ def _driver_reminder(stack, reboot: bool) -> str:
 
 
 def _common_values(pip: PipPlan, supported: str) -> str:
+    from packaging.requirements import Requirement
+
     return (f"SUPPORTED_RELEASES={_q(supported)}\n"
             f"PYTHON_VERSION={_q(pip.python)}\n"
             f"PYTHON_SOURCES={_q(' | '.join(s.command for s in pip.resolution.stack.python.sources))}\n"
@@ -209,9 +203,9 @@ def _pip_only(plan: AptPipOnlyPlan) -> str:
     stack = resolution.stack
     out = ["#!/usr/bin/env bash\n", _header(resolution)]
     if stack.cuda:
-        out.append(_comment(plan.pip.cuda_note + " No system CUDA is installed."))
+        out.append(comment(plan.pip.cuda_note + " No system CUDA is installed."))
     else:
-        out.append(_comment("CPU-only stack: no CUDA or cuDNN is installed."))
+        out.append(comment("CPU-only stack: no CUDA or cuDNN is installed."))
     out.append("set -euo pipefail\n\n")
     supported = ", ".join(drivers) if drivers else "any release"
     out.append(_common_values(plan.pip, supported))
@@ -219,7 +213,7 @@ def _pip_only(plan: AptPipOnlyPlan) -> str:
     out.append('case "$OS_VERSION" in\n')
     if drivers:
         for release, driver in drivers.items():
-            out.append(f"  {_q(release)})\n    " + _comment(f"driver {driver.package} (branch {driver.branch}); "
+            out.append(f"  {_q(release)})\n    " + comment(f"driver {driver.package} (branch {driver.branch}); "
                                                         f"source: {driver.source}"))
             out.append(f"    DRIVER_PACKAGE={_q(driver.package)} ;;\n")
         out.append('  *) die "Ubuntu $OS_VERSION is not supported by this plan: a driver package is recorded for '
@@ -247,18 +241,18 @@ def _release_case(plan: AptPlan) -> str:
     for rp in plan.releases:
         cudnn = rp.cudnn.package
         out.append(f"  {_q(rp.release)})\n")
-        out.append("    " + _comment(f"Ubuntu {rp.release}: repository {rp.cuda_repo_url}/ trusted with "
+        out.append("    " + comment(f"Ubuntu {rp.release}: repository {rp.cuda_repo_url}/ trusted with "
                                      f"{rp.keyring.file} ({rp.keyring.method}); source: {rp.keyring.source}"))
-        out.append("    " + _comment(f"cuDNN {' '.join(cudnn.packages)}; source: {cudnn.source}"))
+        out.append("    " + comment(f"cuDNN {' '.join(cudnn.packages)}; source: {cudnn.source}"))
         if rp.cudnn.why:
-            out.append("    " + _comment(f"substitute: {rp.cudnn.why}"))
+            out.append("    " + comment(f"substitute: {rp.cudnn.why}"))
         if rp.ml_repo_url:
-            out.append("    " + _comment("this cuDNN build is recorded only with NVIDIA's machine-learning repository "
+            out.append("    " + comment("this cuDNN build is recorded only with NVIDIA's machine-learning repository "
                                          "(no longer updated by NVIDIA); that it is signed with the current key "
                                          "is not verified by the knowledge base"))
         if rp.driver:
             unnamed = "" if rp.driver.ubuntu else " (its source names no Ubuntu release; NVIDIA's CUDA repository)"
-            out.append("    " + _comment(f"driver {rp.driver.package} (branch {rp.driver.branch}){unnamed}; "
+            out.append("    " + comment(f"driver {rp.driver.package} (branch {rp.driver.branch}){unnamed}; "
                                          f"source: {rp.driver.source}"))
         values = [
             f"DISTRO={_q(rp.distro)}",
@@ -288,17 +282,17 @@ def _system_cuda(plan: AptPlan) -> str:
                      f"{repo.toolkit_package}={repo.toolkit_version}" if repo.toolkit_version else
                      repo.toolkit_package]
     out = ["#!/usr/bin/env bash\n", _header(resolution)]
-    out.append(_comment(f"Installs CUDA {plan.cuda} and cuDNN from NVIDIA's apt repository, holds them with "
+    out.append(comment(f"Installs CUDA {plan.cuda} and cuDNN from NVIDIA's apt repository, holds them with "
                         f"apt-mark, then creates the Python venv with the pip plan. Run as a user with sudo; "
                         f"'--check' only verifies the OS."))
-    out.append(_comment(f"CUDA packages: {repo.libraries_package} (runtime libraries, pinned to "
+    out.append(comment(f"CUDA packages: {repo.libraries_package} (runtime libraries, pinned to "
                         f"{repo.meta_version or 'the repository version'}) and {repo.toolkit_package} (compiler and "
                         f"tools{', pinned' if repo.toolkit_version else ', no pinned version recorded'}); "
                         f"source: {repo.source}"))
     for skipped in plan.skipped:
-        out.append(_comment(f"not supported: Ubuntu {skipped}"))
+        out.append(comment(f"not supported: Ubuntu {skipped}"))
     if with_driver and resolution.request.os is Os.WSL2:
-        out.append(_comment("--with-driver ignored: under WSL2 the Windows NVIDIA driver serves CUDA; never "
+        out.append(comment("--with-driver ignored: under WSL2 the Windows NVIDIA driver serves CUDA; never "
                             "install a Linux driver inside WSL2."))
     out.append("set -euo pipefail\n\n")
     out.append(f"CUDA_LINE={_q(plan.cuda)}\n")

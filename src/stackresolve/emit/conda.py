@@ -3,16 +3,9 @@ comments)."""
 
 from __future__ import annotations
 
-import re
-
 from stackresolve.emit.header import header_lines
+from stackresolve.emit.script import comment
 from stackresolve.plan.conda import CondaPlan
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
-
-
-def _comment(text: str) -> str:
-    return "# " + _CONTROL.sub(" ", text).rstrip() + "\n"
 
 
 def render(plan) -> str:
@@ -24,4 +17,4 @@ def render(plan) -> str:
     comments = [*header_lines(plan.resolution, "conda"),
                 f"Create it: conda env create -f environment.yml && conda activate {plan.name}", *plan.notes]
     body = yaml.safe_dump(document, sort_keys=False, default_flow_style=False, allow_unicode=False)
-    return "".join(_comment(line) for line in comments) + body
+    return "".join(comment(line) for line in comments) + body

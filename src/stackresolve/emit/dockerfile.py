@@ -5,20 +5,10 @@ from __future__ import annotations
 import re
 import shlex
 
-from stackresolve.emit.header import header_lines
+from stackresolve.emit.script import one_line, safe_header
 from stackresolve.plan.docker import DockerPlan
 
 _MINOR = re.compile(r"^\d+\.\d+$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]+")
-
-
-def one_line(text: str) -> str:
-    """Comment text on one line: a newline inside a comment would start a new instruction."""
-    return _CONTROL.sub(" ", text)
-
-
-def safe_header(resolution, kind: str) -> str:
-    return "".join(f"# {one_line(line)}\n" for line in header_lines(resolution, kind))
 
 
 def _run_pip(python: str, pip) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from stackresolve.emit.dockerfile import one_line, safe_header
+from stackresolve.emit.script import one_line, safe_header
 from stackresolve.model.enums import Delivery, Framework
 from stackresolve.plan import environment_name
 from stackresolve.plan.windows import NATIVE_GPU_END_SOURCE, WindowsNativePlan, WslPlan

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from stackresolve.emit.findings import finding_lines
 from stackresolve.knowledge.python_sources import how_to_get_line
 from stackresolve.model.enums import GpuSupport
 from stackresolve.model.stack import Resolution, Stack
-
-INSTALL_FORMATS = "pip|conda|apt|powershell|dockerfile|lock"
+from stackresolve.plan.formats import install_formats_for
 
 
 def _stack_rows(stack: Stack) -> list[tuple[str, str, str, str]]:
@@ -118,11 +118,8 @@ def render(resolution: Resolution, command: str = "") -> str:
     if resolution.findings:
         out.append("Findings")
         for f in resolution.findings:
-            out.append(f"  [{f.severity}] {f.code}: {f.message}")
-            if f.fix:
-                out.append(f"      fix: {f.fix}")
-            if f.source:
-                out.append(f"      sources: {sources.refs(f.source)}")
+            out += finding_lines(f, f"[{f.severity}] {f.code}:", sources.refs(f.source) if f.source else "",
+                                 "sources")
         out.append("")
     if resolution.alternatives:
         out.append(alternatives_heading(resolution))
@@ -135,7 +132,8 @@ def render(resolution: Resolution, command: str = "") -> str:
             import shlex
 
             command = f"stackresolve plan {request.framework.flag} {shlex.quote(request.version)}"
-        out.append(f"Install plans: {command} --format {INSTALL_FORMATS}")
+        # only the formats whose rule lets this stack through (the rule their decision starts with)
+        out.append(f"Install plans: {command} --format {'|'.join(install_formats_for(resolution))}")
         out.append("")
     out += sources.render()
     return "\n".join(out).rstrip("\n") + "\n"

@@ -232,8 +232,9 @@ def fix_request(
         if candidates:
             libs_named = list(dict.fromkeys(lib for m in problems for lib in m.libraries))
             names = " + ".join(libs_named) if libs_named else "the library names"
+            # ordered by CUDA, then cuDNN: two combos of one CUDA line must not come out in the set's (hash-seeded) order
             combos = sorted({(_printed(b.cuda, "cuda"), b.cudnn) for b in fitting if b.line in candidates},
-                            key=lambda c: _line_key(c[0]))
+                            key=lambda c: (_line_key(c[0]), _line_key(c[1])))
             per_combo = "; ".join(
                 f"{_span([b for b in candidates if any(r.line == b and (_printed(r.cuda, 'cuda'), r.cudnn) == c for r in fitting)])}: "
                 f"CUDA {c[0]} + cuDNN {c[1]}"

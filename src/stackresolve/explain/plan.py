@@ -20,6 +20,7 @@ from stackresolve.explain.fix import GPU_CATEGORIES, FixRequest
 if TYPE_CHECKING:  # pragma: no cover
     from stackresolve.detect.model import Machine
     from stackresolve.knowledge.base import KnowledgeBase
+    from stackresolve.model.enums import Os
     from stackresolve.model.stack import Resolution
     from stackresolve.request import GpuTarget, Request
 
@@ -39,13 +40,15 @@ def fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None",
     """The fix plan of an explained error. The machine is the one the log comes from: its OS, GPU and driver as
     the log shows them, else as detected here (a log that shows a GPU problem is planned for a GPU even where
     this machine has none)."""
+    from stackresolve.flags import read_os
+    from stackresolve.model.enums import Os
     from stackresolve.request import machine_os
 
     needs_gpu = category in (*GPU_CATEGORIES, "cpu-only-build") and category != "no-gpu-detected"
     if machine is not None and not machine.gpus and needs_gpu:
         machine = None
     detected_os = machine_os(machine) if machine is not None else None
-    os_name = fix.os or (detected_os.value if detected_os else None) or "linux"
+    os_name = read_os(fix.os) or detected_os or Os.LINUX
     if fix.framework in ("pytorch", "jax"):
         return framework_fix_plan(kb, fix, machine, os_name)
     return tf_fix_plan(kb, fix, machine, os_name)
@@ -64,15 +67,22 @@ def log_gpus(kb: "KnowledgeBase", fix: FixRequest) -> tuple["GpuTarget", ...]:
     return ()
 
 
-def fix_request_for(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None", os_name: str,
+def fix_request_for(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None", os_name: "Os",
                     version: str, python: str | None) -> "Request":
     """The Request for one release (or range) of the log's framework, built from the log's typed values; the
-    machine fills what the log leaves out, as `plan` does."""
-    from stackresolve.request import Flags, build_request
+    machine fills what the log leaves out, as `plan` does. `version` is one the knowledge base knows
+    (`plannable`); what the log shows is read by the flags' parsers, and a Python, driver or OS they do not read
+    is left to the machine."""
+    from stackresolve.flags import read_driver, read_python, read_version
+    from stackresolve.model.enums import Framework
+    from stackresolve.request import RequestInput, build_request
 
-    key = {"pytorch": "torch", "jax": "jax"}.get(fix.framework or "", "tf")
+    framework = Framework(fix.framework) if fix.framework in ("pytorch", "jax") else Framework.TENSORFLOW
     driver = fix.driver or (driver_for_cuda(kb, fix.driver_cuda, os_name) if fix.driver_cuda else None)
-    request = build_request(kb, Flags(**{key: version}, os=os_name, python=python, driver=driver), machine)
+    spec, _ = read_version(kb, framework, version)
+    given = RequestInput(framework, version, spec, os=os_name, python=read_python(python),
+                         driver=read_driver(driver))
+    request = build_request(kb, given, machine)
     gpus = log_gpus(kb, fix)
     if gpus:  # the log's GPU wins over this machine's
         request = dataclasses.replace(request, gpus=gpus, cpu_only=False,
@@ -85,20 +95,15 @@ def fix_request_for(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | No
 
 def plannable(kb: "KnowledgeBase", framework, version: str) -> bool:
     """Whether the knowledge base has a release of `framework` that `version` names ("latest" always)."""
-    from stackresolve.request import known_releases, parse_version_spec
-
-    from stackresolve.request import InputError
+    from stackresolve.flags import read_version
 
     if version == "latest":
         return True
-    try:
-        spec = parse_version_spec(version, framework)
-    except InputError:  # what a log says is not always a version (a 5,000-digit "release")
-        return False
-    return any(spec.contains(v, prereleases=True) for v in known_releases(kb, framework))
+    spec, _ = read_version(kb, framework, version)  # what a log says is not always a version (a 5,000-digit one)
+    return spec is not None
 
 
-def tf_fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None", os_name: str) -> FixPlan:
+def tf_fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None", os_name: "Os") -> FixPlan:
     """TensorFlow: the log's release where it names one; else the candidate lines its libraries point to, as one
     range, with the CUDA line those libraries ask for; the resolver picks the newest that fits the machine."""
     from stackresolve.resolve import resolve
@@ -130,13 +135,13 @@ def tf_fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None",
     return FixPlan(resolution, "", moved)
 
 
-def driver_for_cuda(kb: "KnowledgeBase", cuda: str, os_name: str) -> str | None:
+def driver_for_cuda(kb: "KnowledgeBase", cuda: str, os_name: "Os") -> str | None:
     """The oldest driver that supports a CUDA version: what a framework's "found version 11040" (the driver
     supports CUDA up to 11.4) says of the driver, as NVIDIA's table gives each CUDA release's minimum."""
     toolkit = kb.toolkit(cuda)
     if toolkit is None:
         return None
-    return (toolkit.driver_windows if os_name in ("windows", "wsl2") else toolkit.driver_linux) or None
+    return toolkit.min_driver(os_name.driver_os) or None
 
 
 def logged_build(fix: FixRequest):
@@ -155,7 +160,7 @@ def logged_build(fix: FixRequest):
     return None
 
 
-def framework_fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None", os_name: str) -> FixPlan:
+def framework_fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None", os_name: "Os") -> FixPlan:
     """PyTorch or JAX: the user's release where the log (or --torch/--jax) names one and a build of it fixes
     the error, else the newest release that does; the log's own build (its CUDA variant or plugin) where that
     one fixes it, else the build the resolver picks; for the GPU the log names, on the driver it names (a driver

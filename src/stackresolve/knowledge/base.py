@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from packaging.version import Version
 
@@ -23,6 +23,7 @@ from stackresolve.knowledge.model import (
     WheelRelease,
 )
 from stackresolve.model.enums import Os
+from stackresolve.model.record import record
 from stackresolve.model.values import ComputeCapability
 
 
@@ -31,7 +32,7 @@ def normalize_gpu_name(name: str) -> str:
     return text.removeprefix("nvidia ").strip()
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(eq=False, repr=False)
 class KnowledgeBase:
     date: str
     digest: str

@@ -10,12 +10,11 @@ fails loading with one line naming it instead of reaching a plan. Emitters quote
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from packaging.version import Version
 
 from stackresolve.knowledge.fields import records
 from stackresolve.knowledge.rules import cuda_line_fits, cudnn_accepts
+from stackresolve.model.record import record
 
 # `apt-get install` arguments: a Debian package name, optionally `=version` (Debian policy 5.6.1 / 5.6.12).
 APT_PACKAGE = r"[a-z0-9][a-z0-9+.-]+(=[0-9][A-Za-z0-9.+~:-]*)?"
@@ -36,7 +35,7 @@ DRIVER_ORIGINS = ("ubuntu-or-cuda-repo", "cuda-repo")
 
 
 # -- apt --------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record
 class AptRepo:
     name: str  # "cuda" | "machine-learning"
     url: str  # template with {distro}, ends with "/"
@@ -50,7 +49,7 @@ class AptRepo:
         return self.url.format(distro=distro).rstrip("/")
 
 
-@dataclass(frozen=True)
+@record
 class AptCudaRepo:
     cuda: str
     ubuntu: tuple[str, ...]
@@ -67,7 +66,7 @@ class AptCudaRepo:
         return self.toolkit_package.replace("cuda-toolkit-", "cuda-libraries-", 1)
 
 
-@dataclass(frozen=True)
+@record
 class AptCudnnPackage:
     cudnn: str
     full_version: str
@@ -92,7 +91,7 @@ class AptCudnnPackage:
         return (self.runtime, self.dev) if self.dev else (self.runtime,)
 
 
-@dataclass(frozen=True)
+@record
 class AptKeyring:
     method: str  # "apt-key" | "cuda-keyring"
     file: str
@@ -103,7 +102,7 @@ class AptKeyring:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class AptDriverPackage:
     branch: str
     package: str
@@ -117,7 +116,7 @@ class AptDriverPackage:
         return int(self.branch)
 
 
-@dataclass(frozen=True)
+@record
 class AptKnowledge:
     repos: tuple[AptRepo, ...]
     cuda_repos: tuple[AptCudaRepo, ...]
@@ -136,7 +135,7 @@ class AptKnowledge:
 
 
 # -- conda ------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record
 class CondaCudaPackage:
     cuda: str
     channel: str
@@ -147,7 +146,7 @@ class CondaCudaPackage:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class CondaCudnnPackage:
     cudnn: str
     full_version: str
@@ -167,7 +166,7 @@ class CondaCudnnPackage:
         return cuda_line_fits(self.cuda, cuda)
 
 
-@dataclass(frozen=True)
+@record
 class CondaTensorflowDoc:
     date: str
     channel: str
@@ -178,7 +177,7 @@ class CondaTensorflowDoc:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class CondaKnowledge:
     cuda_packages: tuple[CondaCudaPackage, ...]
     cudnn_packages: tuple[CondaCudnnPackage, ...]

@@ -8,7 +8,7 @@ constraints/errors.toml.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import Any, Sequence
 
@@ -43,6 +43,7 @@ CATEGORIES = (
 FRAMEWORKS = ("tensorflow", "pytorch", "jax", "any")
 FRAMEWORK_NAMES = {"tensorflow": "TensorFlow", "pytorch": "PyTorch", "jax": "JAX"}
 from stackresolve.model.finding import SEVERITIES  # noqa: E402 (most serious first)
+from stackresolve.model.record import record
 # What a version can be about: the suffix of wanted_*/found_* groups, and the keys of versions_seen.
 COMPONENTS = (
     "cuda",
@@ -191,7 +192,7 @@ _LIBRARY_KEYS = {"names", "component", "versions", "source", "note"}
 _HINT_KEYS = {"key", "pattern", "value", "example", "source", "note"}
 
 
-@dataclass(frozen=True)
+@record
 class Cause:
     """One possible cause; `when` (searched in the whole text) promotes it to the front, `unless`
     moves it to the end (the text shows it does not apply)."""
@@ -204,7 +205,7 @@ class Cause:
     unless_pattern: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class KnownError:
     code: str
     category: str
@@ -247,7 +248,7 @@ class KnownError:
         return self.fixes or (self.fix,)
 
 
-@dataclass(frozen=True)
+@record
 class LibraryName:
     """A library file name TF dlopens and the versions of `component` it stands for."""
 
@@ -258,7 +259,7 @@ class LibraryName:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class VersionHint:
     key: str
     pattern: str
@@ -269,7 +270,7 @@ class VersionHint:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class ErrorKnowledge:
     """Everything in errors.toml: the known errors, the library table, the version hints."""
 

@@ -5,13 +5,13 @@ Loaded on first use (`kb.frameworks`), from its own snapshot: a TensorFlow plan 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from stackresolve.knowledge.fields import CC, Fields, KnowledgeError, records
+from stackresolve.model.record import record
 from stackresolve.model.values import release_line
 
 FRAMEWORK_FILES = ("pytorch.toml", "torch_companions.toml", "jax.toml", "apple.toml")
@@ -24,7 +24,7 @@ URL = r"https://[A-Za-z0-9.-]+(/[A-Za-z0-9._~%/-]*)?"
 
 
 # -- PyTorch --------------------------------------------------------------------------------------------------
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class TorchRelease:
     version: str
     released: str
@@ -46,7 +46,7 @@ class TorchRelease:
         return release_line(self.version)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class TorchVariant:
     """One CUDA variant of some PyTorch releases on some platforms: its CUDA, what it bundles, the GPU
     architectures compiled into torch's own kernels, and where it installs from."""
@@ -77,7 +77,7 @@ class TorchVariant:
         return self.index_url.endswith(".html")
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class TorchCompanion:
     """A torchvision or torchaudio release and the CPython versions per platform with a wheel on the index."""
 
@@ -88,7 +88,7 @@ class TorchCompanion:
 
 
 # -- JAX ------------------------------------------------------------------------------------------------------
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class JaxRoute:
     """How the GPU build of a group of jax releases is installed, and what it needs (the install guide at the
     release's tag)."""
@@ -113,7 +113,7 @@ class JaxRoute:
         return self.cuda_min.split(".")[0]
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class JaxExtra:
     name: str  # as declared in the jax wheel's METADATA ("cuda12", "cuda12-pip", "cuda")
     jax: tuple[str, ...]
@@ -124,7 +124,7 @@ class JaxExtra:
     source: str
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class JaxPairing:
     jax: str
     jaxlib_min: str
@@ -136,7 +136,7 @@ class JaxPairing:
     note: str = ""
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class JaxWheels:
     """CPython versions per platform with wheels of a package (jaxlib, a CUDA plugin) on the package index."""
 
@@ -149,7 +149,7 @@ class JaxWheels:
     note: str = ""
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class JaxCompiled:
     package: str  # "jax-cuda12-plugin", or "jaxlib" for the monolithic +cuda wheels
     versions: tuple[str, ...]
@@ -160,7 +160,7 @@ class JaxCompiled:
     note: str = ""
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class JaxPin:
     """A pip pin a JAX plan needs today, for jaxlib releases in a range."""
 
@@ -175,7 +175,7 @@ class JaxPin:
         return f"{self.package}{self.constraint}"
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class JaxPlatform:
     os: str
     arch: str
@@ -187,7 +187,7 @@ class JaxPlatform:
 
 
 # -- Apple ----------------------------------------------------------------------------------------------------
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class TensorflowMetal:
     version: str
     tensorflow: tuple[str, ...]  # TensorFlow lines it pairs with (its own pairing table); () when not in the table
@@ -198,7 +198,7 @@ class TensorflowMetal:
     note: str = ""
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class TensorflowMacos:
     versions: tuple[str, ...]
     full: bool  # a full build, not a shim
@@ -207,7 +207,7 @@ class TensorflowMacos:
     note: str = ""
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class TorchMps:
     versions: tuple[str, ...]
     mps: bool
@@ -216,7 +216,7 @@ class TorchMps:
     note: str = ""
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class JaxMetal:
     version: str
     requires: tuple[str, ...]
@@ -228,7 +228,7 @@ class JaxMetal:
     note: str = ""
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(eq=False, repr=False)
 class FrameworkKnowledge:
     torch_releases: tuple[TorchRelease, ...]
     torch_variants: tuple[TorchVariant, ...]

@@ -4,8 +4,6 @@ them (the cuDNN channel table the resolver consults is computed from them once, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from stackresolve.knowledge.channels import AptKnowledge, CondaKnowledge, parse_apt, parse_conda
 from stackresolve.knowledge.install_facts import (
     CudaImage,
@@ -18,11 +16,12 @@ from stackresolve.knowledge.install_facts import (
     parse_docker,
     parse_windows,
 )
+from stackresolve.model.record import record
 
 INSTALL_FILES = ("docker.toml", "windows.toml", "apt.toml", "conda.toml")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(eq=False, repr=False)
 class InstallKnowledge:
     apt: AptKnowledge
     conda: CondaKnowledge

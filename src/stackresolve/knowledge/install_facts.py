@@ -7,13 +7,12 @@ strict pattern, so the emitters only ever interpolate well-formed tags, versions
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from stackresolve.knowledge.fields import KnowledgeError, records
 from stackresolve.knowledge.rules import cuda_line_fits
+from stackresolve.model.record import record
 
 
 # Patterns for values that end up inside generated scripts.
@@ -28,7 +27,7 @@ _REL_DIR = r"^[A-Za-z0-9]+(\\[A-Za-z0-9]+)*$"
 _REGISTRY = r"^HKLM:\\[A-Za-z0-9\\. ]+$"
 
 
-@dataclass(frozen=True)
+@record
 class TfImage:
     """An official tensorflow/tensorflow GPU image and the CUDA stack inside it."""
 
@@ -52,7 +51,7 @@ class TfImage:
         return f"tensorflow/tensorflow:{self.tag}"
 
 
-@dataclass(frozen=True)
+@record
 class CudaImage:
     """An nvidia/cuda runtime image with cuDNN."""
 
@@ -72,7 +71,7 @@ class CudaImage:
         return f"nvidia/cuda:{self.tag}"
 
 
-@dataclass(frozen=True)
+@record
 class KeyRotation:
     """NVIDIA's April 2022 rotation of its CUDA repository signing key."""
 
@@ -83,7 +82,7 @@ class KeyRotation:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class UbuntuPythons:
     """The CPython minors an Ubuntu release's own archive carries (pythonX.Y and pythonX.Y-venv)."""
 
@@ -92,7 +91,7 @@ class UbuntuPythons:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class DockerFacts:
     tf_images: tuple[TfImage, ...]
     cuda_images: tuple[CudaImage, ...]
@@ -100,7 +99,7 @@ class DockerFacts:
     ubuntu_pythons: tuple[UbuntuPythons, ...]
 
 
-@dataclass(frozen=True)
+@record
 class CudaInstaller:
     """One CUDA toolkit installer for Windows, with the silent-install subpackages TensorFlow needs."""
 
@@ -114,7 +113,7 @@ class CudaInstaller:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class CudnnZip:
     """One cuDNN build for Windows x64 and where to get it."""
 
@@ -134,7 +133,7 @@ class CudnnZip:
         return cuda_line_fits(self.cuda, cuda)
 
 
-@dataclass(frozen=True)
+@record
 class MsvcRuntime:
     """The Visual C++ runtime a range of TensorFlow releases needs on Windows."""
 

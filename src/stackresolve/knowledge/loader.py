@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import re
 import os
-import sys
 from functools import lru_cache, partial
 from pathlib import Path
 
@@ -44,10 +43,12 @@ def _read_bytes(name: str, directory: Path | None) -> bytes:
 
 
 def _parse(name: str, raw: bytes) -> dict:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python 3.10 only
+    # tomli before the standard library's tomllib (the same parser): tomli's wheels are compiled (mypyc) and parse
+    # the knowledge base about 2.5 x faster, and parsing is most of the first run after install (issue 24)
+    try:
         import tomli as tomllib
+    except ImportError:  # pragma: no cover - a Python 3.11+ install without tomli
+        import tomllib
 
     try:
         return tomllib.loads(raw.decode("utf-8"))

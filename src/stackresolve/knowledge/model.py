@@ -5,19 +5,20 @@ __eq__/__hash__ saves their construction at every start."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 
 from packaging.version import Version
 
 from stackresolve.model.enums import Os
+from stackresolve.model.record import record
 from stackresolve.model.values import ComputeCapability
 
 # Wheel platform keys of tensorflow_wheels.toml, in the order plans mention them.
 WHEEL_PLATFORMS = ("linux", "linux_aarch64", "windows", "macos_x86_64", "macos_arm64")
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class TensorFlowLine:
     version: str
     gpu_package_linux: str
@@ -32,7 +33,7 @@ class TensorFlowLine:
         return Version(self.version)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class TestedBuild:
     """One row of TensorFlow's tested-build-configurations tables, as printed."""
 
@@ -60,7 +61,7 @@ class TestedBuild:
         return bool(self.cuda)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class CompiledArch:
     line: str
     sass: tuple[str, ...]
@@ -71,7 +72,7 @@ class CompiledArch:
     versions: tuple[str, ...] = ()  # overrides only: the releases it covers (empty: all of the line on `os`)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class CudnnArtifact:
     """The cuDNN TensorFlow's own release artifacts used for a line on an OS (GPU Dockerfile, install guide,
     the and-cuda pin): what plans install by default."""
@@ -87,7 +88,7 @@ class CudnnArtifact:
     compiled: str = ""  # the cuDNN the wheel says it was compiled with, where that overrides the tested table
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class WheelRelease:
     """What the package index holds for one (package, version): CPython versions with a wheel per platform."""
 
@@ -125,7 +126,7 @@ class _ArchRange:
         return ComputeCapability.parse(self.arch_max)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class CudaToolkit(_ArchRange):
     version: str
     releases: tuple[str, ...]
@@ -152,13 +153,13 @@ class CudaToolkit(_ArchRange):
         return max(self.releases, key=Version) if self.releases else self.version
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class CudnnBuild:
     cuda: str  # "10.0" (that toolkit line) or "11.x" (every minor of major 11)
     full_version: str
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class CudnnRelease(_ArchRange):
     version: str
     builds: tuple[CudnnBuild, ...]
@@ -174,7 +175,7 @@ class CudnnRelease(_ArchRange):
         return Version(self.version)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Gpu:
     name: str
     cc: str
@@ -185,7 +186,7 @@ class Gpu:
     note: str = ""
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class ArchSupport:
     architecture: str
     cc: tuple[str, ...]
@@ -195,7 +196,7 @@ class ArchSupport:
     note: str = ""
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class PlatformMinimum:
     platform: str
     driver: str
@@ -203,7 +204,7 @@ class PlatformMinimum:
     note: str = ""
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Pitfall:
     """A pip constraint that keeps a TensorFlow release importable today (constraints/pitfalls.toml)."""
 
@@ -232,7 +233,7 @@ class Pitfall:
         return SpecifierSet(self.python)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class NvidiaBuild:
     """One nvidia-tensorflow pip release or NGC TF1 container (constraints/nvidia_tensorflow.toml).
 

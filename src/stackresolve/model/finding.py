@@ -4,14 +4,13 @@ Shared by detection, the resolver, doctor and the JSON documents, which all prin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from stackresolve.model.enums import Severity
+from stackresolve.model.record import record
 
 SEVERITIES = Severity.names()  # most serious first
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     severity: Severity
     code: str

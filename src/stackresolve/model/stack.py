@@ -5,18 +5,19 @@ The resolver builds a Stack once; the install plans, every emitter, the lock, `c
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Severity, Vendor
 from stackresolve.model.finding import Finding
+from stackresolve.model.record import record
 
 if TYPE_CHECKING:  # pragma: no cover
     from stackresolve.knowledge.model import CompiledArch, Pitfall
     from stackresolve.request import Request
 
 
-@dataclass(frozen=True)
+@record
 class FrameworkPin:
     name: str  # the framework: "tensorflow", "pytorch", "jax"
     version: str  # as installed: "1.15.5", "1.15.5+nv22.12"
@@ -87,7 +88,7 @@ class FrameworkPin:
         return {**doc, "why": self.why, "source": self.source}
 
 
-@dataclass(frozen=True)
+@record
 class PythonPin:
     available: tuple[str, ...]  # every CPython minor with an installable build, oldest first
     allowed: tuple[str, ...]  # of those, what the request allows
@@ -111,7 +112,7 @@ class PythonPin:
                 "why": self.why, "source": self.source, "how_to_get": [s.to_json() for s in self.sources]}
 
 
-@dataclass(frozen=True)
+@record
 class CudaPin:
     version: str  # the line, "10.0"
     release: str  # the exact release installed: toolkit "10.0.130", runtime wheel "12.2.140"
@@ -124,7 +125,7 @@ class CudaPin:
                 "source": self.source}
 
 
-@dataclass(frozen=True)
+@record
 class CudnnPin:
     version: str  # what the plans install, "8.1.0"
     full_version: str  # "8.1.0.77"
@@ -142,7 +143,7 @@ class CudnnPin:
                 "rule": self.rule, "why": self.why, "source": self.source}
 
 
-@dataclass(frozen=True)
+@record
 class DriverPin:
     minimum: str | None  # as NVIDIA prints it ("535.54.03"); None where NVIDIA gives no minimum
     detected: str | None
@@ -171,7 +172,7 @@ class DriverPin:
                 "source": self.source}
 
 
-@dataclass(frozen=True)
+@record
 class GpuEntry:
     """One requested GPU and how the stack runs on it."""
 
@@ -186,7 +187,7 @@ class GpuEntry:
                 "support": self.support.value, "source": self.source}
 
 
-@dataclass(frozen=True)
+@record
 class GpuPin:
     """The weakest requested GPU and the worst support over all of them."""
 
@@ -201,7 +202,7 @@ class GpuPin:
                 "source": self.source}
 
 
-@dataclass(frozen=True)
+@record
 class Stack:
     framework: FrameworkPin
     python: PythonPin
@@ -252,7 +253,7 @@ class Stack:
         }
 
 
-@dataclass(frozen=True)
+@record
 class Alternative:
     stack: Stack
     why: str
@@ -262,7 +263,7 @@ class Alternative:
         return {"stack": self.stack.to_json(), "why": self.why, "request": self.request.to_json()}
 
 
-@dataclass(frozen=True)
+@record
 class ConflictCause:
     """One side of a conflict the resolver reports, as data (resolvelib's causes): findings word them later."""
 
@@ -272,7 +273,7 @@ class ConflictCause:
     required_by: str  # "the request", or the build that requires it
 
 
-@dataclass(frozen=True)
+@record
 class Resolution:
     request: "Request"
     stack: Stack | None

@@ -7,10 +7,13 @@ plans; nothing below emit/ decides a version.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib import import_module
+from typing import TYPE_CHECKING
 
-from stackresolve.model.stack import Resolution
+from stackresolve.model.record import record
+
+if TYPE_CHECKING:
+    from stackresolve.model.stack import Resolution
 
 
 def validate_env_name(name: str) -> str:
@@ -26,14 +29,14 @@ def validate_env_name(name: str) -> str:
     return name
 
 
-@dataclass(frozen=True)
+@record
 class PlanOptions:
     env_name: str | None = None  # conda: the environment's name
     with_driver: bool | None = None  # apt: also install the driver branch (None: as the request says)
     command: str = ""  # text: the user's `stackresolve plan` command, less --format and -o, for the closing line
 
 
-@dataclass(frozen=True)
+@record
 class Refusal:
     """A format that cannot serve this stack, and what to use instead."""
 
@@ -42,16 +45,18 @@ class Refusal:
     instead: str = ""
 
 
-# --format -> the module under stackresolve.plan that decides it (None: the format renders the resolution itself).
-DECIDERS = {"text": None, "lock": "pip", "pip": "pip", "conda": "conda", "apt": "apt", "dockerfile": "docker",
-            "powershell": "windows"}
-
-
 def decide(fmt: str, resolution: Resolution, kb, options: PlanOptions = PlanOptions()):
-    module = DECIDERS[fmt]
-    if module is None:
+    """The typed plan for --format `fmt` (stackresolve.plan.formats), or the Refusal: first the format's rule for
+    which stacks it can express, then its decider (which refuses only for a gap in the install facts)."""
+    from stackresolve.plan.formats import BY_NAME
+
+    entry = BY_NAME[fmt]
+    refused = entry.refusal(resolution)
+    if refused is not None:
+        return refused
+    if entry.decider is None:
         return resolution
-    return import_module(f"stackresolve.plan.{module}").decide(resolution, kb, options)
+    return import_module(f"stackresolve.plan.{entry.decider}").decide(resolution, kb, options)
 
 
 def import_check_code(stack) -> str:

@@ -6,7 +6,7 @@ stacks, get only Python, a venv and the pip plan (and the driver from Ubuntu's a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from packaging.version import InvalidVersion, Version
 
@@ -20,18 +20,19 @@ from stackresolve.knowledge.channels import (
 )
 from stackresolve.knowledge.rules import cudnn_rule_text, driver_branch
 from stackresolve.model.enums import Delivery, Os
+from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution
 from stackresolve.plan import PlanOptions, Refusal
 from stackresolve.plan import pip as pip_plan
 
 
-@dataclass(frozen=True)
+@record
 class CudnnChoice:
     package: AptCudnnPackage
     why: str  # "" when the package is exactly the stack's cuDNN
 
 
-@dataclass(frozen=True)
+@record
 class ReleasePlan:
     """What the script does on one Ubuntu release."""
 
@@ -46,7 +47,7 @@ class ReleasePlan:
     current_key: AptKeyring | None = None  # the current .pub key: added where the repository is already configured
 
 
-@dataclass(frozen=True)
+@record
 class AptPlan:
     """A stack with system CUDA: NVIDIA's repository, the exact CUDA and cuDNN packages per Ubuntu release."""
 
@@ -59,7 +60,7 @@ class AptPlan:
     with_driver: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class AptPipOnlyPlan:
     """CUDA from pip wheels, or a CPU-only stack: Python, a venv, the pip plan; the driver from Ubuntu's archive
     per release with --with-driver."""
@@ -205,21 +206,11 @@ def wheel_stack_drivers(apt: AptKnowledge | None, resolution: Resolution) -> dic
 
 
 def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()):
-    """The apt plan, or why there is none (another OS, a container, no apt data for the CUDA line)."""
+    """The apt plan for a stack the format's rule lets through (stackresolve.plan.formats: Ubuntu, not NVIDIA's
+    builds), or why there is none (no apt data for the CUDA line, no driver package for --with-driver)."""
     stack = resolution.stack
-    if stack is None:
-        return Refusal(resolution, "No consistent stack was found for this request.",
-                       "Run `stackresolve plan` for the explanation.")
     with_driver = resolution.request.with_driver if options.with_driver is None else options.with_driver
     os_name = resolution.request.os
-    if os_name not in (Os.LINUX, Os.WSL2):
-        instead = "Use --format powershell." if os_name is Os.WINDOWS else "Use --format pip or conda."
-        return Refusal(resolution, f"This stack targets {os_name}; the apt plan is for Ubuntu (Linux or WSL2).",
-                       instead)
-    if stack.delivery is Delivery.CONTAINER or stack.framework.index is not None:
-        return Refusal(resolution, "NVIDIA's TensorFlow 1.15 builds install with pip (or run as a container): no "
-                                   "apt packages beyond the NVIDIA driver "
-                                   f"(>= {stack.driver.minimum}) are needed.", "Use --format pip or dockerfile.")
     pip = pip_plan.decide(resolution)
     apt = getattr(kb, "apt", None)
     if stack.delivery is not Delivery.SYSTEM:

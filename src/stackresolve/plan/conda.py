@@ -9,15 +9,14 @@ Stacks whose CUDA comes as pip wheels and CPU-only stacks get no CUDA packages.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from packaging.version import InvalidVersion, Version
 
 from stackresolve.knowledge.channels import CondaKnowledge, nearest_cudnn
 from stackresolve.knowledge.rules import cudnn_rule_text
 from stackresolve.model.enums import Delivery, Os
+from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution
-from stackresolve.plan import PlanOptions, Refusal, environment_name, validate_env_name
+from stackresolve.plan import PlanOptions, environment_name, validate_env_name
 from stackresolve.plan import pip as pip_plan
 
 # Preferred channels when several carry the same cuDNN; others (NVIDIA's labels) only when they alone fit.
@@ -30,7 +29,7 @@ LD_PATH_SOURCE = ("tensorflow/docs:site/en/install/pip.md@be62ee25b6c9934fe648ff
                   "(Linux: 'Configure the system paths', export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$CONDA_PREFIX/lib/)")
 
 
-@dataclass(frozen=True)
+@record
 class CondaChoice:
     channel: str
     specs: tuple[str, ...]  # CUDA runtime specs, then the cuDNN spec
@@ -40,7 +39,7 @@ class CondaChoice:
     pip: tuple[str, ...] = ()  # cuDNN as NVIDIA's pip wheel, where no conda channel has the stack's release
 
 
-@dataclass(frozen=True)
+@record
 class CondaPlan:
     resolution: Resolution
     name: str
@@ -144,13 +143,9 @@ def choose(conda: CondaKnowledge, resolution: Resolution, wheels: dict[str, str]
     return _wheel_choice(conda, wheels or {}, cuda, wanted) or catalogue
 
 
-def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()) -> CondaPlan | Refusal:
+def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()) -> CondaPlan:
+    """The conda plan for a stack the format's rule lets through (stackresolve.plan.formats)."""
     stack = resolution.stack
-    if stack is None:
-        return Refusal(resolution, "no consistent stack for this request")
-    if stack.delivery is Delivery.CONTAINER:
-        return Refusal(resolution, f"this stack is NVIDIA's container {stack.framework.container}",
-                       "use --format dockerfile")
     pip = pip_plan.decide(resolution)
     default_name = environment_name(stack)
     name = validate_env_name(options.env_name if options.env_name is not None else default_name)

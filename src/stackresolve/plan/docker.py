@@ -20,12 +20,13 @@ use python:<X.Y>-slim; NVIDIA's NGC stacks use their container.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from packaging.version import Version
 
 from stackresolve.knowledge.rules import cudnn_accepts, cudnn_rule_text
-from stackresolve.model.enums import Delivery, Os
+from stackresolve.model.enums import Delivery
+from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution, Stack
 from stackresolve.plan import PlanOptions, Refusal, environment_name, import_check_code
 from stackresolve.plan import pip as pip_plan
@@ -34,7 +35,7 @@ from stackresolve.plan.apt import choose_cudnn
 PYTHON_IMAGE_SOURCE = "Docker Official Image python (library/python on Docker Hub), tag <X.Y>-slim"
 
 
-@dataclass(frozen=True)
+@record
 class KeyStep:
     """Install NVIDIA's current repository key before the first `apt-get update` (an image built before the
     April 2022 rotation trusts only the retired key: NO_PUBKEY A4B469963BF863CC)."""
@@ -45,7 +46,7 @@ class KeyStep:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class Base:
     image: str  # what follows FROM
     kind: str  # "tensorflow" | "cuda" | "python" | "ngc"
@@ -63,7 +64,7 @@ class Base:
         return self.python_from == "deadsnakes"
 
 
-@dataclass(frozen=True)
+@record
 class DockerPlan:
     resolution: Resolution
     base: Base
@@ -202,17 +203,9 @@ def choose_base(resolution: Resolution, kb) -> tuple[Base, tuple[str, ...]] | No
 
 
 def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()) -> DockerPlan | Refusal:
+    """The Docker plan for a stack the format's rule lets through (stackresolve.plan.formats: Linux, and x86_64
+    for system CUDA), or why there is none (no recorded image or container fits)."""
     stack = resolution.stack
-    request = resolution.request
-    if stack is None:
-        return Refusal(resolution, "No consistent stack for this request, so there is nothing to build.",
-                       "Run `stackresolve plan` without --format for the conflicting facts and the nearest stacks.")
-    if request.os in (Os.WINDOWS, Os.MACOS):
-        return Refusal(resolution, f"No Dockerfile: containers run Linux, and this stack was resolved for "
-                                   f"{request.os}.", "Re-run with --os linux (or --os wsl2 on Windows).")
-    if stack.cuda and request.arch.is_arm and stack.delivery is Delivery.SYSTEM:
-        return Refusal(resolution, f"No Dockerfile: the recorded CUDA base images are x86_64 only (asked: "
-                                   f"{request.arch}).")
     check = import_check_code(stack)
     if stack.delivery is Delivery.CONTAINER:
         fw = stack.framework

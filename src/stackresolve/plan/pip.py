@@ -4,20 +4,19 @@ plans embed these same lines."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from stackresolve.model.enums import Delivery
+from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution
 
 
-@dataclass(frozen=True)
+@record
 class PipLine:
     requirement: str
     why: str
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class PipPlan:
     resolution: Resolution
     python: str

@@ -4,12 +4,14 @@ stacks and for native-Windows GPU requests that TensorFlow no longer serves."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from stackresolve.knowledge.install_facts import CudaInstaller, CudnnZip, MsvcRuntime
 from stackresolve.model.enums import Delivery, Framework, Os
+from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution
 from stackresolve.plan import PlanOptions, Refusal, import_check_code
+from stackresolve.plan.formats import wsl_route
 from stackresolve.plan import pip as pip_plan
 
 LAST_NATIVE_GPU_LINE = "2.10"
@@ -17,7 +19,7 @@ NATIVE_GPU_END_SOURCE = ("tensorflow/docs:site/en/install/pip.md@7c365021 (Windo
                          "was the last TensorFlow release that supported GPU on native-Windows')")
 
 
-@dataclass(frozen=True)
+@record
 class WindowsNativePlan:
     resolution: Resolution
     pip: pip_plan.PipPlan
@@ -27,7 +29,7 @@ class WindowsNativePlan:
     check_code: str
 
 
-@dataclass(frozen=True)
+@record
 class WslPlan:
     resolution: Resolution  # what was asked (native Windows, or WSL2)
     inside: Resolution  # the stack that runs inside WSL2
@@ -41,26 +43,22 @@ class WslPlan:
 
 
 def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()):
+    """The PowerShell plan for a target the format's rule lets through (stackresolve.plan.formats: native Windows,
+    or the WSL2 route), or why there is none (no Visual C++ runtime record)."""
     request, stack = resolution.request, resolution.stack
     tensorflow = request.framework is Framework.TENSORFLOW
     gone = (f"TensorFlow {LAST_NATIVE_GPU_LINE} was the last release with GPU support on native Windows; newer "
             f"releases run their Linux GPU build inside WSL2 on the Windows driver") if tensorflow else (
         f"{request.framework.display} has no GPU build for native Windows; its Linux GPU build runs inside WSL2 on "
         f"the Windows driver")
-    if stack is None:
-        wsl = next((a for a in resolution.alternatives if a.request.os is Os.WSL2), None)
-        if request.os is Os.WINDOWS and wsl is not None:
-            inside = replace(resolution, request=wsl.request, stack=wsl.stack, findings=(), alternatives=())
-            return _wsl(resolution, inside, gone)
-        return Refusal(resolution, "No consistent stack for this request: run stackresolve plan without --format to "
-                                   "see the conflicting facts and the nearest stacks.")
+    if stack is None:  # the format's rule let it through: a native-Windows target WSL2 can serve
+        wsl = wsl_route(resolution)
+        inside = replace(resolution, request=wsl.request, stack=wsl.stack, findings=(), alternatives=())
+        return _wsl(resolution, inside, gone)
     if request.os is Os.WSL2:
         native_gpu = request.framework is Framework.PYTORCH  # PyTorch still builds for native Windows
         return _wsl(resolution, resolution, "this stack targets WSL2: " + gone if stack.cuda and not native_gpu else
                     "this stack targets WSL2 (the Linux build inside Windows)")
-    if request.os is not Os.WINDOWS:
-        return Refusal(resolution, f"This stack was resolved for {request.os}; PowerShell plans are for Windows "
-                                   f"(--os windows, or --os wsl2). Use --format pip, apt or conda instead.")
     version = stack.framework.upstream_version
     msvc = next((m for m in kb.msvc_runtimes if m.applies_to(version)), None) if tensorflow else None
     if msvc is None and tensorflow:
@@ -78,7 +76,4 @@ def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()
 
 def _wsl(resolution: Resolution, inside: Resolution, why: str):
     stack = inside.stack
-    if stack.delivery is Delivery.CONTAINER:
-        return Refusal(resolution, f"This stack is NVIDIA's container {stack.framework.container}: run it with "
-                                   f"Docker inside WSL2 (--format dockerfile).")
     return WslPlan(resolution, inside, pip_plan.decide(inside), why, import_check_code(stack))

@@ -8,7 +8,6 @@ the nested frozen records on every resolver step was most of the resolver's time
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Iterable
 
@@ -27,6 +26,7 @@ from stackresolve.knowledge.model import (
 )
 from stackresolve.knowledge.rules import classify_support, cuda_line_fits
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Vendor
+from stackresolve.model.record import record
 from stackresolve.model.values import ComputeCapability
 from stackresolve.request import PYTHON_RELEASES
 
@@ -41,7 +41,7 @@ def as_version(text: str) -> Version:
 PLANNABLE_PYTHONS = PYTHON_RELEASES[PYTHON_RELEASES.index("2.7"):]
 
 
-@dataclass(frozen=True)
+@record
 class ReleaseLine:
     """A PyTorch or JAX release line ("2.5", "0.4"): what a TensorFlowLine is for TensorFlow."""
 
@@ -53,7 +53,7 @@ class ReleaseLine:
         return Version(self.version)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class FrameworkCandidate:
     vendor: Vendor
     distribution: str | None  # pip project; None for a container
@@ -110,7 +110,7 @@ class FrameworkCandidate:
         return f"{self.distribution} {self.version}{variant}"
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class PythonCandidate:
     version: str
     name: str = "python"
@@ -119,13 +119,13 @@ class PythonCandidate:
 PYTHON_CANDIDATES = [PythonCandidate(p) for p in reversed(PLANNABLE_PYTHONS)]
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class CudaCandidate:
     toolkit: CudaToolkit
     name: str = "cuda"
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class CudnnCandidate:
     release: CudnnRelease
     build: CudnnBuild
@@ -141,7 +141,7 @@ class CudnnCandidate:
         return self.release.min_cc
 
 
-@dataclass(frozen=True)
+@record
 class DriverCandidate:
     detected: Version | None  # the installed driver, when known
     minimum: Version | None  # otherwise: the lowest driver every requirement accepts

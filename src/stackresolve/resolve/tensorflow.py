@@ -46,9 +46,9 @@ _CUDNN = re.compile(r"^nvidia-cudnn-cu\d+$")
 
 def pinned_version(requirements: tuple[str, ...], pattern: re.Pattern) -> Version | None:
     """The exact version a Requires-Dist list pins for the first project matching `pattern`."""
-    from packaging.requirements import InvalidRequirement, Requirement as PipRequirement
-
     for text in requirements:
+        from packaging.requirements import InvalidRequirement, Requirement as PipRequirement
+
         try:
             req = PipRequirement(text)
         except InvalidRequirement:

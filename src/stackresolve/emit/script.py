@@ -1,0 +1,27 @@
+"""What every plan that is a script or a commented file shares (Dockerfile, PowerShell, apt's bash script, conda's
+environment.yml): text from the knowledge base, the request or the machine goes into a comment on one line, since
+a line break inside a comment would start an instruction (a YAML key, a shell command)."""
+
+from __future__ import annotations
+
+import re
+
+from stackresolve.emit.header import header_lines
+
+# control characters, and the line breaks YAML (and Unicode-aware readers) know beyond them: NEL, LS, PS
+_LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]+")
+
+
+def one_line(text: str) -> str:
+    """Comment text on one line: each run of control characters or line breaks becomes one space."""
+    return _LINE_BREAKS.sub(" ", text)
+
+
+def comment(text: str) -> str:
+    """One `# ` comment line, trailing blanks removed."""
+    return "# " + one_line(text).rstrip() + "\n"
+
+
+def safe_header(resolution, kind: str) -> str:
+    """The plan header (emit.header) as `# ` comment lines."""
+    return "".join(f"# {one_line(line)}\n" for line in header_lines(resolution, kind))

@@ -1,0 +1,385 @@
+"""The user's text -> typed values: the command line's flags (and the environment's overrides) parsed into a
+RequestInput, the one place InputError is raised for what the user typed about a request. Each error is one line:
+what was wrong, what is accepted, the closest match.
+
+Text read from a probe or a log (an installed version, a log's Python) goes through the same parsers at that
+edge: `read_version`, `read_python`, `read_driver` and `read_os` give None (and why) instead of raising, so what
+cannot be read is a finding or unknown, never bad input.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from stackresolve.model.enums import Arch, Framework, Os, Vendor
+from stackresolve.model.numbers import NUMBER, has_oversized_number, quoted
+from stackresolve.model.record import record
+from stackresolve.model.values import ComputeCapability, DriverVersion
+from stackresolve.request import (
+    PYTHON_RELEASES,
+    GpuTarget,
+    InputError,
+    Request,
+    RequestInput,
+    build_request,
+    gpu_from_cc,
+    known_releases,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stackresolve.detect.model import Machine
+    from stackresolve.knowledge.base import KnowledgeBase
+
+VENDOR_CHOICES = ("any", *Vendor.names())
+
+
+# -- one value at a time -------------------------------------------------------------------------------------
+_OPERATORS = ("==", "!=", "<=", ">=", "~=", "<", ">", "===")
+
+
+_EXAMPLES = {Framework.TENSORFLOW: "1.15, 2, 2.3.4, '>=2.4,<2.8'", Framework.PYTORCH: "2.5, 2, 2.5.1, '>=2.4,<2.8'",
+             Framework.JAX: "0.4, 0.4.35, '>=0.4.30,<0.5'"}
+
+
+def parse_version_spec(text: str, framework: Framework = Framework.TENSORFLOW) -> SpecifierSet:
+    """'1.15' -> ==1.15.*, '2' -> ==2.*, '2.3.4' -> ==2.3.4, '>=2.4,<2.8' as written, 'latest' -> any.
+    A fourth component names one release exactly (jax 0.9.0.1)."""
+    value = text.strip()
+    flag, examples = framework.flag, _EXAMPLES[framework]
+    if value.lower() in ("latest", "newest", "*", ""):
+        return SpecifierSet()
+    if value.startswith(_OPERATORS):
+        try:
+            if has_oversized_number(value):
+                raise InvalidSpecifier(value)
+            return SpecifierSet(value)
+        except InvalidSpecifier:
+            raise InputError(f"{flag} {quoted(text)}: not a version specifier; use e.g. {examples} or latest")
+    if not re.fullmatch(rf"{NUMBER}(\.{NUMBER}){{0,3}}(\.\*)?", value):
+        raise InputError(f"{flag} {quoted(text)}: not a {framework.display} version; use e.g. {examples} or latest")
+    if value.endswith(".*") or value.count(".") >= 2:
+        return SpecifierSet(f"=={value}")
+    return SpecifierSet(f"=={value}.*")
+
+
+def parse_tf_spec(text: str) -> SpecifierSet:
+    return parse_version_spec(text, Framework.TENSORFLOW)
+
+
+def parse_python(text: str) -> str:
+    value = text.strip()
+    match = re.fullmatch(rf"(?:python|py|cp)?\s*([0-9])\.?([0-9]{{1,2}})(?:\.{NUMBER})?", value, re.IGNORECASE)
+    if not match:
+        raise InputError(f"--python {quoted(text)}: not a Python version; use major.minor, e.g. 3.7")
+    version = f"{match.group(1)}.{match.group(2)}"
+    if version not in PYTHON_RELEASES:
+        newest = PYTHON_RELEASES[-1]
+        raise InputError(f"--python {quoted(text)}: there is no Python {version}; CPython releases are 2.0 ... 2.7 and "
+                         f"3.0 ... {newest}")
+    return version
+
+
+def parse_driver(text: str) -> str:
+    """A driver version, or a bare branch ("580", as plans print a branch floor), which compares as the branch's
+    first release: a floor inside the branch (580.65.06) then asks for the full version."""
+    value = text.strip()
+    if not re.fullmatch(r"[0-9]{2,4}\.[0-9]{1,3}(\.[0-9]{1,3})?|[0-9]{3}", value):
+        raise InputError(f"--driver {quoted(text)}: not an NVIDIA driver version; use e.g. 470.82.01, 535.98 or a branch "
+                         f"such as 580")
+    return value
+
+
+def parse_cc(text: str, known: list[str]) -> str:
+    value = text.strip().removeprefix("sm_")
+    if re.fullmatch(r"[0-9]{2,3}", value):  # "86" / "120" as in sm_86, sm_120
+        value = f"{value[:-1]}.{value[-1]}"
+    if not re.fullmatch(r"[0-9]{1,2}\.[0-9]", value):
+        raise InputError(f"--gpu-cc {quoted(text)}: not a compute capability; use major.minor, e.g. 8.6")
+    if value not in known:
+        wanted = ComputeCapability.parse(value)
+        lower = [c for c in known if ComputeCapability.parse(c) < wanted]
+        higher = [c for c in known if ComputeCapability.parse(c) > wanted]
+        near = ", ".join(x for x in (lower[-1:] + higher[:1]))
+        raise InputError(f"--gpu-cc {value}: no NVIDIA GPU has this compute capability; nearest known: {near}")
+    return value
+
+
+def parse_os(text: str) -> Os:
+    value = text.strip().lower()
+    aliases = {"win": "windows", "win32": "windows", "darwin": "macos", "osx": "macos", "mac": "macos",
+               "ubuntu": "linux", "wsl": "wsl2"}
+    value = aliases.get(value, value)
+    if value not in Os.names():
+        raise InputError(f"--os {quoted(text)}: unknown operating system; use one of {', '.join(Os.names())}")
+    return Os(value)
+
+
+def parse_arch(text: str) -> Arch:
+    value = {"amd64": "x86_64", "x64": "x86_64"}.get(text.strip().lower(), text.strip().lower())
+    if value not in Arch.names():
+        raise InputError(f"--arch {quoted(text)}: unknown architecture; use one of {', '.join(Arch.names())}")
+    return Arch(value)
+
+
+def parse_vendor(text: str) -> Vendor | None:
+    value = text.strip().lower()
+    if value not in VENDOR_CHOICES:
+        raise InputError(f"--vendor {quoted(text)}: use one of {', '.join(VENDOR_CHOICES)}")
+    return None if value == "any" else Vendor(value)
+
+
+def parse_version_flag(text: str, flag: str) -> str:
+    value = text.strip()
+    if not re.fullmatch(rf"{NUMBER}(\.{NUMBER}){{1,3}}", value):
+        raise InputError(f"{flag} {quoted(text)}: not a version; use e.g. 10.0 or 7.6.5")
+    return value
+
+
+def parse_cudnn_choice(kb: "KnowledgeBase", text: str) -> str:
+    """--cudnn X.Y (or X.Y.Z): a cuDNN release the knowledge base knows."""
+    value = parse_version_flag(text, "--cudnn")
+    known = sorted({r.version for r in kb.cudnn}, key=Version)
+    wanted = Version(value)
+    if not any(Version(v).release[:len(wanted.release)] == wanted.release for v in known):
+        minors = sorted({".".join(v.split(".")[:2]) for v in known}, key=Version)
+        raise InputError(f"--cudnn {quoted(text)}: no cuDNN release {value} is known; known: {minors[0]} ... {minors[-1]}")
+    return value
+
+
+def validate_version(kb: "KnowledgeBase", framework: Framework, text: str) -> SpecifierSet:
+    """The parsed version request; one that matches no known release is bad input: say which lines exist and
+    which is closest."""
+    spec = parse_version_spec(text, framework)
+    releases = known_releases(kb, framework)
+    if not str(spec) or any(spec.contains(v, prereleases=True) for v in releases):
+        return spec
+    lines = sorted(Version(l.version) for l in kb.lines) if framework is Framework.TENSORFLOW else \
+        sorted({Version(f"{v.major}.{v.minor}") for v in releases})
+    wanted = text.strip().lstrip("=<>!~ ").split(",")[0]
+    try:
+        target = Version(wanted)
+        closest = min(lines, key=lambda l: (abs(l.major - target.major), abs(l.minor - target.minor)))
+        hint = f"; closest: {closest}"
+    except ValueError:
+        hint = ""
+    raise InputError(f"{framework.flag} {quoted(text)}: no {framework.display} release matches; known lines are "
+                     f"{lines[0]} ... {lines[-1]}{hint}")
+
+
+def requested_framework(flags: "Flags") -> tuple[Framework, str]:
+    """Which framework the flags ask for, and its version text: --torch or --jax, else --tf (one of them)."""
+    chosen = [(f, v) for f, v in ((Framework.PYTORCH, flags.torch), (Framework.JAX, flags.jax)) if v is not None]
+    if len(chosen) > 1 or (chosen and flags.tf != "latest"):
+        raise InputError("give one of --tf, --torch and --jax: a plan is for one framework")
+    return chosen[0] if chosen else (Framework.TENSORFLOW, flags.tf)
+
+
+# Apple Silicon chips by name ("Apple M2", "m3 max"): their GPU runs the frameworks through Metal, not CUDA.
+_APPLE_GPU = r"(?i)\s*(?:apple\s+)?m([1-9])(?:\s+(pro|max|ultra))?(?:\s+gpu)?\s*"
+APPLE_SOURCE = ("https://developer.apple.com/metal/tensorflow-plugin (tensorflow-metal: Mac computers with Apple "
+                "silicon); https://developer.apple.com/metal/pytorch/ (PyTorch's MPS backend)")
+
+
+def apple_gpu_name(text: str) -> str | None:
+    """'apple m2 max' -> 'Apple M2 Max'; None when the text names no Apple Silicon chip."""
+    match = re.fullmatch(_APPLE_GPU, text)
+    if not match:
+        return None
+    return f"Apple M{match.group(1)}" + (f" {match.group(2).capitalize()}" if match.group(2) else "")
+
+
+def lookup_gpu(kb: "KnowledgeBase", name: str) -> GpuTarget:
+    gpu = kb.find_gpu(name)
+    if gpu is None:
+        similar = kb.similar_gpu_names(name)
+        hint = f"; did you mean {' or '.join(repr(s) for s in similar)}?" if similar else \
+            "; use --gpu-cc X.Y to give its compute capability (stackresolve gpus lists known models)"
+        raise InputError(f"--gpu {name!r}: unknown GPU model{hint}")
+    return GpuTarget(name=gpu.name, cc=gpu.cc, architecture=gpu.architecture, source="flag --gpu")
+
+
+# -- the command line's flags -> RequestInput -----------------------------------------------------------------
+@record
+class Flags:
+    """What the user typed; None where a flag was left out."""
+
+    tf: str = "latest"
+    torch: str | None = None  # --torch: plan PyTorch instead of TensorFlow
+    jax: str | None = None  # --jax: plan JAX
+    os: str | None = None
+    arch: str | None = None
+    gpu: str | None = None
+    gpu_cc: str | None = None
+    driver: str | None = None
+    python: str | None = None
+    cudnn: str | None = None
+    cpu: bool = False
+    vendor: str = "any"
+    with_driver: bool = False
+
+
+def parse_flags(kb: "KnowledgeBase", flags: Flags) -> RequestInput:
+    """The flags as typed values, each checked against the knowledge base (a known release, GPU, compute
+    capability, cuDNN) and against the others (one framework; an Apple GPU has no compute capability and runs
+    macOS on arm64; NVIDIA's builds are TensorFlow 1.15). Checked in the order the flags are read, so the first
+    problem is the one reported."""
+    framework, version_text = requested_framework(flags)
+    spec = validate_version(kb, framework, version_text)
+    apple = apple_gpu_name(flags.gpu) if flags.gpu else None
+    if apple and flags.gpu_cc:
+        raise InputError(f"--gpu {flags.gpu!r} is an Apple GPU: it has no CUDA compute capability (drop --gpu-cc)")
+    if apple and flags.os and parse_os(flags.os) is not Os.MACOS:
+        raise InputError(f"--gpu {flags.gpu!r} is an Apple Silicon GPU: it runs macOS, not {flags.os}")
+    os_name = parse_os(flags.os) if flags.os else None
+    arch = parse_arch(flags.arch) if flags.arch else None
+    if apple and arch is not None and not arch.is_arm:
+        raise InputError(f"--gpu {flags.gpu!r} is an Apple Silicon GPU: its Macs are arm64, not {arch}")
+    python = parse_python(flags.python) if flags.python else None
+    cudnn = parse_cudnn_choice(kb, flags.cudnn) if flags.cudnn else None
+    vendor = parse_vendor(flags.vendor)
+    if vendor is Vendor.NVIDIA and (framework is not Framework.TENSORFLOW
+                                    or not spec.contains(Version("1.15.5"), prereleases=True)):
+        raise InputError(f"--vendor nvidia: NVIDIA's maintained builds are TensorFlow 1.15 only, not "
+                         f"{framework.display} '{version_text}'; use --tf 1.15")
+    gpus: tuple[GpuTarget, ...] = ()
+    if apple:
+        pass
+    elif flags.gpu and flags.gpu_cc:
+        target = lookup_gpu(kb, flags.gpu)
+        cc = parse_cc(flags.gpu_cc, kb.known_ccs())
+        if cc != target.cc:
+            raise InputError(f"--gpu {flags.gpu!r} has compute capability {target.cc}, not {cc}; give one of them")
+        gpus = (target,)
+    elif flags.gpu:
+        gpus = (lookup_gpu(kb, flags.gpu),)
+    elif flags.gpu_cc:
+        gpus = (gpu_from_cc(kb, parse_cc(flags.gpu_cc, kb.known_ccs()), "", "flag --gpu-cc"),)
+    driver = DriverVersion.parse(parse_driver(flags.driver)) if flags.driver else None
+    return RequestInput(framework=framework, version=version_text, spec=spec, os=os_name, arch=arch, gpus=gpus,
+                        apple_gpu=apple, driver=driver, python=python, cudnn=cudnn, cpu=flags.cpu, vendor=vendor,
+                        with_driver=flags.with_driver)
+
+
+def override_problem(machine: "Machine | None") -> str | None:
+    """What is wrong with an override the environment gave detection (STACKRESOLVE_GPU_CC=banana), as detect
+    reported it; None when there is none. Such an override is the user's text too."""
+    if machine is None:
+        return None
+    return next((f.message for f in machine.findings if f.code == "bad-override"), None)
+
+
+def reject_bad_overrides(machine: "Machine | None") -> None:
+    """Bad input where a request takes its facts from the machine: an override detection could not read."""
+    problem = override_problem(machine)
+    if problem:
+        raise InputError(problem)
+
+
+def request_from_flags(kb: "KnowledgeBase", flags: Flags, machine: "Machine | None") -> Request:
+    """The command line's request: its flags parsed, what they leave out taken from the detected machine (None:
+    nothing was detected). InputError for bad input, the environment's overrides first."""
+    reject_bad_overrides(machine)
+    return build_request(kb, parse_flags(kb, flags), machine)
+
+
+def parse_fix_versions(kb: "KnowledgeBase", tf: str | None, torch: str | None, jax: str | None) -> None:
+    """explain's --tf, --torch and --jax: one of them; --torch and --jax a release the knowledge base knows, --tf
+    a version whether or not a release has it (the log's TensorFlow; a fix moves off an unknown one)."""
+    if sum(v is not None for v in (tf, torch, jax)) > 1:
+        raise InputError("give one of --tf, --torch and --jax: a fix plan is for one framework")
+    for framework, value in ((Framework.PYTORCH, torch), (Framework.JAX, jax)):
+        if value is not None:
+            validate_version(kb, framework, value)
+    if tf is not None:
+        parse_version_spec(tf, Framework.TENSORFLOW)
+
+
+# -- text read from a probe or a log ---------------------------------------------------------------------------
+def read_version(kb: "KnowledgeBase", framework: Framework, text: str) -> tuple[SpecifierSet | None, str]:
+    """A version an installed package or a log shows: the release request it names, or None and why not (the
+    words bad input would print)."""
+    try:
+        return validate_version(kb, framework, text), ""
+    except InputError as exc:
+        return None, str(exc)
+
+
+def read_python(text: str | None) -> str | None:
+    """A Python version a probe or a log shows, as a CPython minor release ("3.11"); None when it names none."""
+    try:
+        return parse_python(text) if text else None
+    except InputError:
+        return None
+
+
+def read_driver(text: str | None) -> DriverVersion | None:
+    """A driver version a log shows (or a table gives); None when it is no NVIDIA driver version."""
+    try:
+        return DriverVersion.parse(parse_driver(text)) if text else None
+    except InputError:
+        return None
+
+
+def read_os(text: str | None) -> Os | None:
+    """An operating system a log points to ("linux", "windows", or an alias); None when it names none."""
+    try:
+        return parse_os(text) if text else None
+    except InputError:
+        return None
+
+
+# -- flags -> the machine to check ---------------------------------------------------------------------------
+@record
+class MachineFlags:
+    """Facts about a machine given on the command line (check): each replaces what detection found."""
+
+    os: str | None = None
+    driver: str | None = None
+    gpu: str | None = None
+    gpu_cc: str | None = None
+    python: str | None = None
+    cuda: str | None = None
+    cudnn: str | None = None
+
+
+def apply_flags(kb: "KnowledgeBase", machine: "Machine | None",
+                flags: MachineFlags) -> tuple["Machine", frozenset[str]]:
+    """The machine with the flags' facts in place of detected ones (an empty machine when nothing was detected),
+    and the facts the flags gave."""
+    from dataclasses import replace
+
+    from stackresolve.detect.model import CudnnInfo, DriverInfo, GpuInfo, Machine, OSInfo, PythonInfo, ToolkitInfo
+
+    if machine is None:
+        machine = Machine(os=OSInfo(system="unknown"), driver=None)
+    given: set[str] = set()
+    if flags.os:
+        os_name = parse_os(flags.os)
+        system = "linux" if os_name is Os.WSL2 else os_name.value
+        machine = replace(machine, os=replace(machine.os, system=system, wsl=os_name is Os.WSL2))
+        given.add("os")
+    if flags.driver:
+        machine = replace(machine, driver=DriverInfo(parse_driver(flags.driver), None, "flag --driver"))
+        given.add("driver")
+    if flags.gpu or flags.gpu_cc:
+        target = lookup_gpu(kb, flags.gpu) if flags.gpu else None
+        cc = target.cc if target else parse_cc(flags.gpu_cc, kb.known_ccs())
+        name = target.name if target else None
+        machine = replace(machine, gpus=(GpuInfo(0, name, cc, None, "flag", "flag"),))
+        given.add("gpus")
+    if flags.python:
+        machine = replace(machine, python=PythonInfo(parse_python(flags.python), "", "flag --python"))
+        given.add("python")
+    if flags.cuda:
+        version = parse_version_flag(flags.cuda, "--cuda")
+        machine = replace(machine, cuda_toolkits=(ToolkitInfo(".".join(version.split(".")[:2]), None, "flag --cuda",
+                                                              full_version=version),))
+        given.add("cuda")
+    if flags.cudnn:
+        machine = replace(machine, cudnn=(CudnnInfo(parse_version_flag(flags.cudnn, "--cudnn"), None, "flag --cudnn"),))
+        given.add("cudnn")
+    return machine, frozenset(given)

@@ -1,0 +1,184 @@
+"""Specifies the layers of the package's own import graph (DESIGN.md, "Data flow"), read from the `ast` of every
+module under src/stackresolve, function-local imports included (they are imports all the same) and imports under
+`if TYPE_CHECKING:` left out (they never run):
+
+- `detect` (all I/O) imports only `model` of the project: probes know nothing of the knowledge base or plans;
+- `model` imports nothing of the project outside `model` at run time;
+- nothing outside `cli` imports `cli` (the CLI only parses and renders);
+- between the project's packages (and its top-level modules, each its own node) there is no import cycle, other
+  than the ones listed in KNOWN_CYCLES with their reason;
+- between the project's modules there is no import cycle either, inside a package as between packages: no module
+  imports back, not even from inside a function (a function-local import hides a cycle; it does not remove it).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from functools import lru_cache
+from pathlib import Path
+
+import stackresolve
+
+ROOT = Path(stackresolve.__file__).parent
+
+# {frozenset of packages in one cycle: why it is accepted for now}. Empty: the graph has none today.
+KNOWN_CYCLES: dict[frozenset[str], str] = {}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _node(module: str) -> str:
+    """The layer a module belongs to: its subpackage ('resolve'), or a top-level module itself ('request');
+    the package root's own names (stackresolve.__version__) belong to 'stackresolve'."""
+    parts = module.split(".")
+    if len(parts) < 2:
+        return "stackresolve"
+    top = ROOT / parts[1]
+    return parts[1] if top.is_dir() or top.with_suffix(".py").is_file() else "stackresolve"
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """The stackresolve modules `path` imports outside `if TYPE_CHECKING:` blocks."""
+    module = _module_name(path)
+    is_package = path.name == "__init__.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    type_checking = {id(n) for node in ast.walk(tree)
+                     if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                     for n in ast.walk(node)}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in type_checking:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".") if is_package else module.split(".")[:-1]
+                base = base[:len(base) - (node.level - 1)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            found.add(source)
+            found.update(f"{source}.{a.name}" for a in node.names)  # `from pkg import module`
+    return {m for m in found if m == "stackresolve" or m.startswith("stackresolve.")}
+
+
+@lru_cache(maxsize=1)
+def _graph() -> dict[str, dict[str, set[str]]]:
+    """{importing node: {imported node: the importing modules}}, between different nodes only."""
+    edges: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for path in ROOT.rglob("*.py"):
+        module = _module_name(path)
+        for target in _runtime_imports(path):
+            a, b = _node(module), _node(target)
+            if a != b and b != "stackresolve":
+                edges[a][b].add(module)
+    return edges
+
+
+@lru_cache(maxsize=1)
+def _module_graph() -> dict[str, dict[str, set[str]]]:
+    """{importing module: {imported module: {importing module}}}, the project's modules only: `from pkg import
+    name` is an edge to the package's __init__, and to the module pkg.name where there is one."""
+    modules = {_module_name(path): path for path in ROOT.rglob("*.py")}
+    edges: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for module, path in modules.items():
+        for target in _runtime_imports(path):
+            if target in modules and target != module:
+                edges[module][target].add(module)
+    return edges
+
+
+def _cycles(edges: dict[str, dict[str, set[str]]]) -> list[frozenset[str]]:
+    """Strongly connected components of more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[frozenset[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges.get(v, {}):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(frozenset(component))
+
+    for v in sorted(set(edges) | {w for targets in edges.values() for w in targets}):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_detect_imports_only_model():
+    wrong = {b: sorted(mods) for b, mods in _graph().get("detect", {}).items() if b != "model"}
+    assert not wrong, f"detect imports more than model: {wrong}"
+
+
+def test_model_imports_nothing_of_the_project_at_run_time():
+    wrong = {b: sorted(mods) for b, mods in _graph().get("model", {}).items()}
+    assert not wrong, f"model imports other layers at run time (use TYPE_CHECKING for annotations): {wrong}"
+
+
+def test_only_the_cli_imports_the_cli():
+    wrong = {a: sorted(targets["cli"]) for a, targets in _graph().items()
+             if "cli" in targets and a not in ("cli", "__main__")}
+    assert not wrong, f"imports of cli from below it: {wrong}"
+
+
+def test_plan_decisions_never_import_their_renderers():
+    """The format registry (plan/formats.py) names each format's emit/ module as data: plan stays below emit."""
+    wrong = {b: sorted(mods) for b, mods in _graph().get("plan", {}).items() if b in ("emit", "cli")}
+    assert not wrong, f"plan imports a layer above it: {wrong}"
+
+
+def test_no_import_cycle_between_packages():
+    edges = _graph()
+    unexplained = [sorted(c) for c in _cycles(edges) if c not in KNOWN_CYCLES]
+    detail = {" <-> ".join(c): {a: {b: sorted(edges[a][b]) for b in edges[a] if b in c} for a in c}
+              for c in unexplained}
+    assert not unexplained, f"import cycles between packages: {detail}"
+
+
+# {frozenset of modules in one cycle: why it is accepted for now}: function-local imports that hold a cycle together.
+KNOWN_MODULE_CYCLES: dict[frozenset[str], str] = {
+    frozenset({"stackresolve.plan", "stackresolve.plan.formats"}):
+        "plan/__init__ asks the format registry (plan.formats.BY_NAME) and the registry builds plan.Refusal; "
+        "found when the resolver branch's module test met main's registry: Refusal belongs beside the registry",
+}
+
+
+def test_no_import_cycle_between_modules():
+    edges = _module_graph()
+    cycles = [sorted(c) for c in _cycles(edges) if c not in KNOWN_MODULE_CYCLES]
+    detail = {" <-> ".join(c): {a: sorted(b for b in edges[a] if b in c) for a in c} for c in cycles}
+    assert not cycles, f"modules that import each other (at module level or inside a function): {detail}"
+
+
+def test_the_graph_is_read():
+    """The walk sees the layers it checks (a broken walk would pass every test above)."""
+    edges = _graph()
+    assert "model" in edges["detect"] and "knowledge" in edges["resolve"] and "resolve" in edges["doctor"]
+    assert _cycles({"a": {"b": set()}, "b": {"a": set()}}) == [frozenset({"a", "b"})]
+    modules = _module_graph()
+    # a function-local import is an edge: the pool imports its family modules only when first asked
+    assert "stackresolve.resolve.jax" in modules["stackresolve.resolve.pool"]
+    assert "stackresolve.resolve.candidates" in modules["stackresolve.resolve.jax"]

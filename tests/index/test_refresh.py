@@ -1,0 +1,91 @@
+"""`stackresolve refresh` against a local fake index, and against the real one (network)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+import locations
+
+FIXTURES = locations.FIXTURES / "index"
+
+
+class FakeIndex(BaseHTTPRequestHandler):
+    """Serves the captured PEP 691 file lists of tests/fixtures/index for /simple/<name>/, with every file's
+    PEP 658 metadata at /files/<file>.metadata (the captured METADATA where there is one)."""
+
+    def do_GET(self):  # noqa: N802 (the http.server API)
+        host = f"http://{self.headers['Host']}"
+        name = self.path.strip("/").split("/")[-1]
+        fixture = FIXTURES / f"{name}.json"
+        if self.path.startswith("/files/") and self.path.endswith(".metadata"):
+            wheel = name[: -len(".metadata")]
+            captured = FIXTURES / f"{wheel}.METADATA"
+            body = captured.read_bytes() if captured.exists() else \
+                f"Metadata-Version: 2.1\nName: {wheel.split('-')[0]}\nVersion: {wheel.split('-')[1]}\n".encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+        elif self.path.startswith("/simple/"):
+            data = json.loads(fixture.read_text()) if fixture.exists() else \
+                {"meta": {"api-version": "1.0"}, "name": name, "files": []}
+            for entry in data["files"]:
+                entry["url"] = f"{host}/files/{entry['filename']}"
+                entry["core-metadata"] = True
+            body = json.dumps(data).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+        else:
+            body = b"not found"
+            self.send_response(404)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def fake_index():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeIndex)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/simple"
+    server.shutdown()
+
+
+def run(*args, env):
+    return subprocess.run([sys.executable, "-m", "stackresolve", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **env})
+
+
+def test_refresh_writes_the_users_copy_atomically(fake_index, tmp_path):
+    env = {"STACKRESOLVE_CACHE_DIR": str(tmp_path)}
+    done = run("refresh", "--index-url", fake_index, env=env)
+    assert done.returncode == 0, done.stderr
+    written = tmp_path / "data" / "tensorflow_wheels.toml"
+    text = written.read_text()
+    assert 'origin = "refreshed"' in text and 'package = "tensorflow-gpu"' in text
+    assert [p.name for p in written.parent.iterdir()] == ["tensorflow_wheels.toml"]
+
+
+def test_refresh_offline_is_one_line_and_keeps_the_data(tmp_path):
+    env = {"STACKRESOLVE_CACHE_DIR": str(tmp_path)}
+    done = run("refresh", "--index-url", "http://127.0.0.1:9/simple", "--timeout", "20", env=env)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert len([l for l in done.stderr.splitlines() if l.strip()]) == 1
+    assert "cannot read the package index" in done.stderr
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.network
+def test_refresh_against_the_real_index(tmp_path):
+    done = run("refresh", env={"STACKRESOLVE_CACHE_DIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    plan = run("plan", "--no-detect", "--tf", "2.15", "--format", "json", env={"STACKRESOLVE_CACHE_DIR": str(tmp_path)})
+    assert json.loads(plan.stdout)["knowledge_base"]["index_data"].endswith("refreshed")

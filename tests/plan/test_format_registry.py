@@ -1,0 +1,165 @@
+"""Specifies the format registry (stackresolve.plan.formats): every entry is wired (the CLI's --format choices,
+the JSON document's `plans` and `refused_formats`, explain's and doctor's fix plans all read it; each names a
+decider and a renderer that exist), and the text plan's closing line names exactly the install formats whose rule
+lets the stack through: a format it leaves out is refused, and a format it names renders, unless its decider finds
+a gap in the install facts (those reasons are listed below, and a test keeps the list honest)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from stackresolve.cli import app
+from stackresolve.cli.app import fix_plan_formats, plan_formats
+from stackresolve.emit import FormatRefused, plan_set, render_plan
+from stackresolve.plan import Refusal, decide
+from stackresolve.plan.formats import BY_NAME, FIX_PLANS, FORMATS, INSTALL_FORMATS, NAMES, install_formats_for
+from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request import InputError
+from stackresolve.resolve import resolve
+
+
+@pytest.fixture(scope="module")
+def kb():
+    from stackresolve.knowledge.loader import knowledge
+
+    return knowledge()
+
+
+def _format_choices(command: str) -> tuple[str, ...]:
+    group_ctx = click.Context(app)
+    cmd = app.get_command(group_ctx, command)
+    fmt = next(p for p in cmd.params if p.name == "fmt")
+    return tuple(fmt.type.choices)
+
+
+def test_every_entry_names_a_decider_and_a_renderer_that_exist():
+    assert len(NAMES) == len(FORMATS) == len(set(NAMES))
+    for entry in FORMATS:
+        renderer = importlib.import_module(f"stackresolve.emit.{entry.renderer}")
+        assert callable(renderer.render), entry
+        if entry.decider is not None:
+            assert callable(importlib.import_module(f"stackresolve.plan.{entry.decider}").decide), entry
+        assert entry.file_name, entry  # plan --fleet -o DIR writes every format to a file
+    assert [f.install_rank for f in INSTALL_FORMATS] == list(range(len(INSTALL_FORMATS)))
+    assert set(FIX_PLANS) <= {f.name for f in INSTALL_FORMATS}
+
+
+def test_the_cli_choices_are_the_registry():
+    assert plan_formats() == (*NAMES, "json")
+    assert _format_choices("plan") == (*NAMES, "json", "pylock")
+    assert _format_choices("explain") == _format_choices("doctor") == fix_plan_formats() == ("text", "json",
+                                                                                             *FIX_PLANS)
+
+
+@pytest.mark.parametrize("args", [
+    ["--tf", "2.3", "--os", "windows", "--gpu-cc", "6.1"],
+    ["--tf", "1.15", "--gpu-cc", "6.1", "--os", "linux"],
+    ["--tf", "2.15", "--os", "linux", "--gpu-cc", "3.0"],  # no stack
+])
+def test_the_json_document_covers_the_registry(args):
+    result = CliRunner().invoke(app, ["plan", "--no-detect", *args, "--format", "json"])
+    doc = json.loads(result.stdout)
+    plans, refused = set(doc["plans"]), set(doc["refused_formats"])
+    assert not plans & refused and plans | refused == set(NAMES)
+    assert list(doc["plans"]) == [n for n in NAMES if n in plans]  # the registry's order
+
+
+# Refusals a decider makes after its format's rule let the stack through: gaps in the install facts, which the
+# rule does not read (it must stay cheap: the text plan asks it for every install format).
+INSTALL_DATA_GAPS = ("the knowledge base has no NVIDIA apt repository data for CUDA",
+                     "No Dockerfile: no recorded base image carries CUDA",
+                     "--with-driver: the knowledge base records no apt driver package",
+                     "windows.toml has no Visual C++ runtime record",
+                     "No Dockerfile: no NGC container of release")
+
+
+def _requests(kb):
+    from stackresolve.model.values import release_line
+
+    tf_lines = sorted({release_line(str(w.key)) for w in kb.wheels}, key=lambda v: tuple(map(int, v.split("."))))
+    for line in tf_lines:
+        yield Flags(tf=line, os="linux", gpu_cc="6.1")
+        yield Flags(tf=line, os="windows", gpu_cc="7.5")
+        yield Flags(tf=line, os="wsl2", gpu_cc="8.6")
+    for line in tf_lines[-4:]:
+        yield Flags(tf=line, os="macos", gpu="Apple M2")
+        yield Flags(tf=line, os="linux", gpu_cc="8.6", arch="aarch64")
+        yield Flags(tf=line, os="linux", gpu_cc="8.6", with_driver=True)
+    yield Flags(tf="1.15", gpu_cc="8.6", vendor="nvidia")
+    yield Flags(tf="1.15", gpu_cc="8.6", vendor="nvidia", os="wsl2")
+    yield Flags(tf="2.15", os="windows", gpu_cc="8.6")  # no native stack: PowerShell's WSL2 route
+    for other in ("torch", "jax"):
+        for os_name, gpu in (("linux", "8.6"), ("windows", "8.6"), ("wsl2", "8.6"), ("linux", None)):
+            yield Flags(**{other: "latest"}, os=os_name, gpu_cc=gpu, cpu=gpu is None)
+    yield Flags(torch="latest", os="macos", gpu="Apple M2")
+
+
+def test_the_text_plan_names_exactly_the_formats_that_can_serve_the_stack(kb):
+    """Over a spread of requests (every TensorFlow line on Linux, Windows and WSL2; macOS, aarch64, NVIDIA's
+    builds, PyTorch and JAX): a format the closing line leaves out is refused with its rule's reason; a format it
+    names renders, or is refused only for a gap in the install facts."""
+    seen, gaps = set(), 0
+    for flags in _requests(kb):
+        try:
+            resolution = resolve(kb, request_from_flags(kb, flags, None))
+        except InputError:
+            continue
+        if resolution.stack is None:
+            continue
+        text = render_plan("text", resolution, kb)
+        line = next(l for l in text.splitlines() if l.startswith("Install plans:"))
+        listed = line.rsplit("--format ", 1)[1].split("|")
+        assert listed == list(install_formats_for(resolution)), flags
+        for entry in INSTALL_FORMATS:
+            if entry.name not in listed:
+                refused = decide(entry.name, resolution, kb)
+                assert isinstance(refused, Refusal) and refused == entry.refusal(resolution), (flags, entry.name)
+                with pytest.raises(FormatRefused):
+                    render_plan(entry.name, resolution, kb)
+                seen.add((entry.name, "left out"))
+                continue
+            try:
+                assert render_plan(entry.name, resolution, kb), (flags, entry.name)
+                seen.add((entry.name, "listed"))
+            except FormatRefused as exc:
+                assert any(gap in exc.why for gap in INSTALL_DATA_GAPS), (flags, entry.name, exc.why)
+                gaps += 1
+    # the spread reaches every install format both ways (a walk that saw nothing would pass)
+    assert seen >= {(f.name, "listed") for f in INSTALL_FORMATS}
+    assert seen >= {(f, "left out") for f in ("apt", "dockerfile", "powershell")}
+    assert gaps, "no install-data gap was met: INSTALL_DATA_GAPS may list reasons that no longer occur"
+
+
+def test_the_rule_is_the_deciders_first_step(kb):
+    """A resolution a rule turns down gets that very refusal from the format's decision and from --format json."""
+    resolution = resolve(kb, request_from_flags(kb, Flags(tf="2.3", os="windows", gpu_cc="6.1"), None))
+    refused = plan_set(resolution, kb).refused
+    for name in ("apt", "dockerfile"):
+        rule = BY_NAME[name].refusal(resolution)
+        assert rule is not None and decide(name, resolution, kb) == rule
+        assert refused[name].startswith(rule.why)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["plan", "--help"], ["explain", "--help"]])
+def test_help_imports_no_emitter_and_no_decider(argv):
+    """--help lists the --format choices from the registry, which names its modules without importing them."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "stackresolve", *argv], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if "|" in line}
+    heavy = {m for m in imported if m.startswith("stackresolve.emit")} | \
+        {f"stackresolve.plan.{f.decider}" for f in FORMATS if f.decider} & imported
+    assert not heavy, heavy
+
+
+def test_an_entry_is_immutable():
+    with pytest.raises(AttributeError):
+        BY_NAME["apt"].executable = False
