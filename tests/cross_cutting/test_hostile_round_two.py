@@ -4,7 +4,6 @@ Commands run as real processes; each case asserts the exit code, the one stderr 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import pickle
@@ -43,11 +42,13 @@ def core_snapshot(folder: Path) -> Path:
 
 
 def reseal(raw: bytes, payload: bytes) -> bytes:
-    """A snapshot with the header of `raw` and another payload, its SHA-256 put right: what anyone who can write
+    """A snapshot with the header of `raw` and another payload, its checksum put right: what anyone who can write
     the cache folder can make."""
+    from stackresolve.knowledge.snapshot import checksum
+
     header_end = raw.index(b"\n", raw.index(b"\n") + 1)
     fields = dict(part.split(b"=", 1) for part in raw[raw.index(b"\n") + 1:header_end].split(b" "))
-    fields[b"payload_sha256"] = hashlib.sha256(payload).hexdigest().encode()
+    fields[b"payload"] = checksum(payload).encode()
     header = b" ".join(k + b"=" + fields[k] for k in sorted(fields))
     return raw[:raw.index(b"\n") + 1] + header + b"\n" + payload
 
@@ -65,9 +66,9 @@ def test_a_poisoned_snapshot_runs_no_code_and_the_plan_is_still_right(tmp_path):
 def snapshot_readable(folder: Path) -> bool:
     from stackresolve.knowledge import snapshot
     from stackresolve.knowledge.base import KnowledgeBase
-    from stackresolve.knowledge.loader import _data
+    from stackresolve.knowledge.loader import _data_key
 
-    return snapshot.load(_data(None)[1], KnowledgeBase) is not None
+    return snapshot.load(_data_key(None), KnowledgeBase) is not None
 
 
 @pytest.mark.parametrize("how", ["folder writable by all", "folder writable by the group", "file writable by all",

@@ -44,13 +44,13 @@ def test_a_damaged_snapshot_is_ignored_and_rebuilt(cache, damage):
 
 
 def test_a_snapshot_of_another_package_version_is_not_read(cache, monkeypatch):
-    from stackresolve.knowledge.loader import _data
+    from stackresolve.knowledge.loader import _data_key
 
     load_knowledge()
-    digest = _data(None)[1]
-    assert isinstance(snapshot.load(digest, KnowledgeBase), KnowledgeBase)
+    data_key = _data_key(None)
+    assert isinstance(snapshot.load(data_key, KnowledgeBase), KnowledgeBase)
     monkeypatch.setattr(snapshot, "__version__", "0.0.0-other")
-    assert snapshot.load(digest, KnowledgeBase) is None
+    assert snapshot.load(data_key, KnowledgeBase) is None
 
 
 def test_a_fifo_where_the_snapshot_should_be_does_not_hang(cache):
@@ -123,3 +123,28 @@ def test_a_tensorflow_plan_loads_no_pytorch_or_jax_code(cache):
                           env={**os.environ})
     assert "conflict" in done.stdout  # 1.15 has no Python 3.11 wheel: the conflict path ran too
     assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_an_edited_data_file_is_read_again_and_a_warm_start_hashes_nothing(cache, tmp_path, monkeypatch):
+    """The snapshot is keyed by the data files' sizes and modification times (as a .pyc by its source's): an edit
+    builds the knowledge base again, with the new digest; an unchanged tree is loaded without reading a data file
+    or importing hashlib (its OpenSSL load and the 1.3 MB of TOML cost 14-16 ms a start)."""
+    import shutil
+    import sys
+
+    from stackresolve.knowledge import loader
+
+    data = tmp_path / "data"
+    shutil.copytree(loader.constraints_dir(), data)
+    first = load_knowledge(data)
+    monkeypatch.setattr(loader, "_data", lambda *args: pytest.fail("a warm start read the data files"))
+    monkeypatch.delitem(sys.modules, "hashlib", raising=False)
+    assert load_knowledge(data).version == first.version
+    assert "hashlib" not in sys.modules
+    monkeypatch.undo()
+    monkeypatch.setenv("STACKRESOLVE_CACHE_DIR", str(cache))
+    meta = data / "meta.toml"
+    meta.write_text(meta.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    edited = load_knowledge(data)
+    assert edited.version != first.version  # the digest plans print is the new files'
+    assert len(list(cache.glob("knowledge-core-*.snapshot"))) == 2

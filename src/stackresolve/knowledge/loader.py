@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import os
 from functools import lru_cache, partial
@@ -326,8 +325,20 @@ def _data(directory: Path | None, refreshed: bytes | None = None) -> tuple[dict[
     raws = {name: _read_bytes(name, directory) for name in CORE_FILES + INSTALL_FILES + FRAMEWORK_FILES}
     if refreshed is not None and generated_date(refreshed) > generated_date(raws[WHEELS_FILE]):
         raws[WHEELS_FILE] = refreshed
+    import hashlib  # only when the knowledge base is built: its digest is printed with every plan and lock
+
     digest = hashlib.sha256(b"".join(hashlib.sha256(raw).digest() for raw in raws.values())).hexdigest()
     return raws, digest
+
+
+def _data_key(directory: Path | None, refreshed: bytes | None = None) -> str:
+    """What the snapshot of the data files is keyed by: each packaged file's size and modification time (nothing
+    read), and the checksum of the user's refreshed wheel list, read anyway to compare its date."""
+    from stackresolve.knowledge.snapshot import checksum, files_key
+
+    folder = directory or constraints_dir()
+    shipped = files_key(str(folder / name) for name in CORE_FILES + INSTALL_FILES + FRAMEWORK_FILES)
+    return shipped if refreshed is None else f"{shipped}+{checksum(refreshed)}"
 
 
 def refreshed_wheels(env=os.environ) -> tuple[bytes | None, str]:
@@ -371,20 +382,20 @@ def load_knowledge(directory: Path | None = None, *, use_snapshot: bool = True):
     from stackresolve.knowledge.base import KnowledgeBase
 
     refreshed, warning = refreshed_wheels() if directory is None else (None, "")
-    raws, digest_text = _data(directory, refreshed)
-    if use_snapshot:
-        cached = snapshot.load(digest_text, KnowledgeBase)
-    else:
-        cached = None
-    if cached is None and raws[WHEELS_FILE] is refreshed:
-        # Only a snapshot built from it vouches for a refreshed file; without one it is checked before use.
-        problem = _check_refreshed(refreshed)
-        if problem:
-            warning = _fallback_warning(refreshed_wheels_path(), problem)
-            raws, digest_text = _data(directory)
-            cached = snapshot.load(digest_text, KnowledgeBase) if use_snapshot else None
-    loaders = (partial(load_install, directory, digest_text, use_snapshot),
-               partial(load_frameworks, directory, digest_text, use_snapshot))
+    data_key = _data_key(directory, refreshed)
+    cached = snapshot.load(data_key, KnowledgeBase) if use_snapshot else None
+    if cached is None:
+        raws, digest_text = _data(directory, refreshed)
+        if raws[WHEELS_FILE] is refreshed:
+            # Only a snapshot built from it vouches for a refreshed file; without one it is checked before use.
+            problem = _check_refreshed(refreshed)
+            if problem:
+                warning = _fallback_warning(refreshed_wheels_path(), problem)
+                raws, digest_text = _data(directory)
+                data_key = _data_key(directory)
+                cached = snapshot.load(data_key, KnowledgeBase) if use_snapshot else None
+    loaders = (partial(load_install, directory, data_key, use_snapshot),
+               partial(load_frameworks, directory, data_key, use_snapshot))
     if cached is not None:
         # The snapshot holds data only: the loaders of the parts read on first use are attached again.
         kb = cached
@@ -395,8 +406,8 @@ def load_knowledge(directory: Path | None = None, *, use_snapshot: bool = True):
         install = _build_install(docs)
         kb = build_knowledge(docs, digest_text, install, *loaders)
         if use_snapshot:
-            snapshot.store(digest_text, kb)
-            snapshot.store(digest_text, install, kind="install")
+            snapshot.store(data_key, kb)
+            snapshot.store(data_key, install, kind="install")
         object.__setattr__(kb, "_install", install)
     if warning:
         object.__setattr__(kb, "load_warnings", (warning,))
@@ -409,34 +420,34 @@ def _build_install(docs: dict[str, dict]):
     return build_install(docs)
 
 
-def _load_part(kind: str, files: tuple[str, ...], directory: Path | None, digest_text: str, use_snapshot: bool,
+def _load_part(kind: str, files: tuple[str, ...], directory: Path | None, data_key: str, use_snapshot: bool,
                expected_type: type, build):
     """A part of the knowledge base loaded on first use: from its own snapshot, else parsed and snapshotted."""
     from stackresolve.knowledge import snapshot
 
     if use_snapshot:
-        cached = snapshot.load(digest_text, expected_type, kind=kind)
+        cached = snapshot.load(data_key, expected_type, kind=kind)
         if cached is not None:
             return cached
     part = build({name: _parse(name, _read_bytes(name, directory)) for name in files})
     if use_snapshot:
-        snapshot.store(digest_text, part, kind=kind)
+        snapshot.store(data_key, part, kind=kind)
     return part
 
 
-def load_install(directory: Path | None, digest_text: str, use_snapshot: bool = True):
-    """The install facts of the knowledge base whose data digest is `digest_text`."""
+def load_install(directory: Path | None, data_key: str, use_snapshot: bool = True):
+    """The install facts of the knowledge base whose data files are `data_key` (see _data_key)."""
     from stackresolve.knowledge.install import InstallKnowledge
 
-    return _load_part("install", INSTALL_FILES, directory, digest_text, use_snapshot, InstallKnowledge,
+    return _load_part("install", INSTALL_FILES, directory, data_key, use_snapshot, InstallKnowledge,
                       _build_install)
 
 
-def load_frameworks(directory: Path | None, digest_text: str, use_snapshot: bool = True):
-    """The PyTorch, JAX and Apple facts of the knowledge base whose data digest is `digest_text`."""
+def load_frameworks(directory: Path | None, data_key: str, use_snapshot: bool = True):
+    """The PyTorch, JAX and Apple facts of the knowledge base whose data files are `data_key` (see _data_key)."""
     from stackresolve.knowledge.frameworks import FrameworkKnowledge, build_frameworks
 
-    return _load_part("frameworks", FRAMEWORK_FILES, directory, digest_text, use_snapshot, FrameworkKnowledge,
+    return _load_part("frameworks", FRAMEWORK_FILES, directory, data_key, use_snapshot, FrameworkKnowledge,
                       build_frameworks)
 
 

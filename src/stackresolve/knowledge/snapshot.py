@@ -7,9 +7,12 @@ base's own record classes; no name in the file is ever looked up or called. (A p
 payload names.) On POSIX the cache folder and the file must also belong to the user (or root) and be writable by
 no one else, as ssh does with ~/.ssh: a folder someone else can write is not used at all (see trusted_cache_dir).
 
-A snapshot cannot lie: its name and its header carry the package version, the digest of the code that defines
-its records, the digest of the data files it was built from and the Python version; its payload carries its own SHA-256; a file that is missing, foreign,
-truncated, edited or from another version is ignored and rebuilt, never trusted and never an error. It is
+A snapshot cannot lie: its name and its header carry the package version, the code that defines its records and
+the data files it was built from (each file's size and modification time, as a .pyc names its source: reading and
+hashing 1.3 MB of TOML on every start cost 8-10 ms, and loading OpenSSL's hashlib 5-6 ms more), and the Python
+version; its payload carries its own checksum; a file that is missing, foreign, truncated, edited or from another
+version is ignored and rebuilt, never trusted and never an error. (A checksum, not a cryptographic hash: whoever
+can write the file can write its header too; the trust rules below and marshal's inert data are the defence.) It is
 written atomically, and only under an absolute cache folder:
 - STACKRESOLVE_CACHE_DIR (absolute paths only), else the platform's user cache folder (platformdirs; on Linux
   $XDG_CACHE_HOME when it is absolute, as the XDG spec says, else ~/.cache);
@@ -19,17 +22,17 @@ written atomically, and only under an absolute cache folder:
 from __future__ import annotations
 
 import gc
-import hashlib
 import marshal
 import os
 import stat
 import sys
+import zlib
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 
 from stackresolve import __version__
 
-FORMAT = 2  # 1: pickle; 2: marshal of plain data, records rebuilt from an allow-list
+FORMAT = 3  # 1: pickle; 2: marshal of plain data, records rebuilt from an allow-list; 3: keyed by file stats
 MAGIC = b"stackresolve knowledge snapshot\n"
 MAX_BYTES = 64 * 1024 * 1024
 
@@ -98,17 +101,32 @@ INSTALL_RECORD_MODULES = ("stackresolve.knowledge.install", "stackresolve.knowle
 KIND_MODULES = {"install": INSTALL_RECORD_MODULES, "frameworks": ("stackresolve.knowledge.frameworks",)}
 
 
-def code_digest(kind: str = "core") -> str:
-    digest = hashlib.sha256()
-    for name in RECORD_MODULES + KIND_MODULES.get(kind, ()):
-        module = sys.modules.get(name) or __import__(name, fromlist=["_"])
-        with open(module.__file__, "rb") as handle:
-            digest.update(handle.read())
-    return digest.hexdigest()[:16]
+def checksum(data: bytes) -> str:
+    """Two independent 32-bit checksums (CRC-32 and Adler-32, zlib's, in C) as 16 hex digits."""
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
 
 
-def key(data_digest: str, kind: str = "core") -> dict:
-    return {"format": FORMAT, "kind": kind, "package": __version__, "code": code_digest(kind), "data": data_digest,
+def files_key(paths) -> str:
+    """The files as they are on disk, the way a .pyc names its source: each one's size and modification time (in
+    nanoseconds); a file that cannot be read counts as missing. Any write changes it; nothing is read or hashed."""
+    parts = []
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError:
+            parts.append(f"{path}:-")
+        else:
+            parts.append(f"{path}:{info.st_size}:{info.st_mtime_ns}")
+    return checksum("\n".join(parts).encode("utf-8", "surrogateescape"))
+
+
+def code_key(kind: str = "core") -> str:
+    names = RECORD_MODULES + KIND_MODULES.get(kind, ())
+    return files_key((sys.modules.get(name) or __import__(name, fromlist=["_"])).__file__ for name in names)
+
+
+def key(data_key: str, kind: str = "core") -> dict:
+    return {"format": FORMAT, "kind": kind, "package": __version__, "code": code_key(kind), "data": data_key,
             "python": f"{sys.version_info[0]}.{sys.version_info[1]}"}
 
 
@@ -117,19 +135,21 @@ def header_line(fields: dict) -> bytes:
     return " ".join(f"{k}={fields[k]}" for k in sorted(fields)).encode("ascii")
 
 
-def path_for(folder: Path, data_digest: str, kind: str = "core") -> Path:
-    name = hashlib.sha256(header_line(key(data_digest, kind))).hexdigest()[:32]
-    return folder / f"knowledge-{kind}-{name}.snapshot"
+def path_for(folder: Path, fields: dict) -> Path:
+    """The file of the snapshot with this key (two keys that share a name only cost a rebuild: the header is
+    compared whole)."""
+    return folder / f"knowledge-{fields['kind']}-{checksum(header_line(fields))}.snapshot"
 
 
-def load(data_digest: str, expected_type: type, env=os.environ, kind: str = "core"):
+def load(data_key: str, expected_type: type, env=os.environ, kind: str = "core"):
     """The cached knowledge base for these data files, or None (absent, foreign, damaged, or caching off)."""
     folder = trusted_cache_dir(env)
     if folder is None:
         return None
     from stackresolve.inputs import NotARegularFile, InputTooLarge, read_regular_bytes
 
-    path = path_for(folder, data_digest, kind)
+    fields = key(data_key, kind)
+    path = path_for(folder, fields)
     try:
         if not trusted(os.lstat(path)):
             return None
@@ -140,7 +160,7 @@ def load(data_digest: str, expected_type: type, env=os.environ, kind: str = "cor
         return None
     header_end = raw.find(b"\n", len(MAGIC))
     payload = raw[header_end + 1:]
-    expected = dict(key(data_digest, kind), payload_sha256=hashlib.sha256(payload).hexdigest())
+    expected = dict(fields, payload=checksum(payload))
     if header_end < 0 or raw[len(MAGIC):header_end] != header_line(expected):
         return None
     enabled = gc.isenabled()
@@ -155,7 +175,7 @@ def load(data_digest: str, expected_type: type, env=os.environ, kind: str = "cor
     return value if isinstance(value, expected_type) else None
 
 
-def store(data_digest: str, value, env=os.environ, kind: str = "core") -> None:
+def store(data_key: str, value, env=os.environ, kind: str = "core") -> None:
     """Write the snapshot atomically; failures (a read-only home, a full disk) only cost the next start time."""
     folder = cache_dir(env)
     if folder is None:
@@ -166,12 +186,13 @@ def store(data_digest: str, value, env=os.environ, kind: str = "core") -> None:
         payload = marshal.dumps(_Codec(kind).encode(value)[0])
     except (TypeError, ValueError):  # a record class outside the allow-list: no snapshot (test_snapshot notices)
         return
-    header = dict(key(data_digest, kind), payload_sha256=hashlib.sha256(payload).hexdigest())
+    fields = key(data_key, kind)
+    header = dict(fields, payload=checksum(payload))
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         if trusted_cache_dir(env) is None:  # not writing where someone else could have put or could edit a file
             return
-        atomic_write_bytes(path_for(folder, data_digest, kind), MAGIC + header_line(header) + b"\n" + payload,
+        atomic_write_bytes(path_for(folder, fields), MAGIC + header_line(header) + b"\n" + payload,
                            mode=0o600)
     except OSError:
         pass

@@ -29,6 +29,7 @@ def nvidia_candidates(kb: KnowledgeBase, request: Request) -> list[FrameworkCand
     if line is None:
         return []
     out = []
+    supported: dict[ComputeCapability, tuple[str, ...]] = {}  # toolkit's newest cc -> the ccs NVIDIA's builds run on
     for build in sorted(kb.nvidia_builds, key=lambda b: [int(x) for x in b.release.split(".")], reverse=True):
         toolkit = kb.toolkit(build.cuda_line)
         if toolkit is None:
@@ -49,14 +50,21 @@ def nvidia_candidates(kb: KnowledgeBase, request: Request) -> list[FrameworkCand
             cuda=build.cuda_line, cuda_release=build.cuda, cudnn_compiled=cudnn, cudnn_fixed=fixed,
             delivery=delivery,
             extras=("horovod",) if build.kind == "pip" else (),
-            arch=nvidia_arch(kb, build, toolkit), nvidia=build))
+            arch=nvidia_arch(kb, build, toolkit, supported), nvidia=build))
     return out
 
 
-def nvidia_arch(kb: KnowledgeBase, build: NvidiaBuild, toolkit: CudaToolkit) -> CompiledArch:
-    """NVIDIA's builds run on compute capability 6.0 up to what their CUDA targets (no PTX beyond it)."""
-    ccs = tuple(c for c in kb.known_ccs()
-                if NVIDIA_GPU_FLOOR <= ComputeCapability.parse(c) <= toolkit.max_cc)
+def nvidia_arch(kb: KnowledgeBase, build: NvidiaBuild, toolkit: CudaToolkit,
+                supported: dict[ComputeCapability, tuple[str, ...]] | None = None) -> CompiledArch:
+    """NVIDIA's builds run on compute capability 6.0 up to what their CUDA targets (no PTX beyond it). `supported`
+    keeps the answer per toolkit ceiling: some 60 builds share a handful of toolkits, and listing the known compute
+    capabilities sorts every GPU record (it was a fifth of a TF 1.15 plan's resolve time)."""
+    ceiling = toolkit.max_cc
+    ccs = supported.get(ceiling) if supported is not None else None
+    if ccs is None:
+        ccs = tuple(c for c in kb.known_ccs() if NVIDIA_GPU_FLOOR <= ComputeCapability.parse(c) <= ceiling)
+        if supported is not None:
+            supported[ceiling] = ccs
     return CompiledArch(line="1.15", sass=ccs, ptx=(), source=build.source,
                         note="NVIDIA's release notes: compute capability 6.0 and later, up to the CUDA toolkit's "
                              "newest architecture")
