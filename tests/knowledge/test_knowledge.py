@@ -101,3 +101,15 @@ def test_the_lines_with_machine_code_for_a_gpu_come_from_the_compiled_architectu
     lines = kb.lines_with_native_code("5.0", "windows")
     # TF 2.3 ships SASS for 5.2 and up (not 5.0); 2.4 brought 5.0 back (tensorflow/tensorflow#46537)
     assert "2.3" not in lines and "2.4" in lines
+
+
+def test_a_gpu_older_than_a_toolkits_oldest_architecture_gets_nothing_from_it(kb):
+    """NVIDIA's CUDA 11.0 release notes drop Kepler sm_30/sm_32 (3.5 and 3.7 stay, deprecated); CUDA 12.0 drops
+    Kepler altogether (its oldest architecture is Maxwell, 5.0). The rule doctor's "gpu-too-old-for-cuda" and the
+    resolver's toolkit requirement read."""
+    from stackresolve.knowledge.rules import gpu_predates
+    from stackresolve.model.values import ComputeCapability as CC
+
+    assert gpu_predates(kb.toolkit("11.0"), CC(3, 0)) and not gpu_predates(kb.toolkit("11.0"), CC(3, 5))
+    assert gpu_predates(kb.toolkit("12.0"), CC(3, 7)) and not gpu_predates(kb.toolkit("12.0"), CC(5, 0))
+    assert not gpu_predates(kb.toolkit("10.2"), CC(3, 0))

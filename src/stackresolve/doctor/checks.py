@@ -27,6 +27,8 @@ from stackresolve.knowledge.rules import (
     cuda_runtime_serves,
     cudnn_accepts,
     cudnn_rule_text,
+    driver_branch,
+    gpu_predates,
     library_file_name,
     parse_version,
 )
@@ -129,7 +131,8 @@ def gpu_support(ctx: Context) -> list[Finding]:
             out.append(unknown_cc_finding(g, f"TensorFlow {line}"))
             continue
         label += f", compute capability {cc})"
-        level = classify_support(arch, ComputeCapability.parse(cc))
+        capability = ComputeCapability.parse(cc)
+        level = classify_support(arch, capability)
         arch_source = arch.source if arch else "tensorflow.toml [[compiled_arch]]"
         if level is GpuSupport.UNSUPPORTED:
             out.append(Finding(E, "gpu-not-supported",
@@ -146,14 +149,14 @@ def gpu_support(ctx: Context) -> list[Finding]:
             out.append(Finding(I, "arch-unknown",
                                f"the CUDA architectures compiled into TensorFlow {line} are not recorded; {label} is "
                                f"unchecked", "", arch_source))
-        if toolkit and Version(cc) < Version(toolkit.arch_min):
+        if toolkit and gpu_predates(toolkit, capability):
             out.append(Finding(E, "gpu-too-old-for-cuda",
                                f"{label}: CUDA {toolkit.version} supports compute capability >= {toolkit.arch_min}",
                                f"choose a TensorFlow built with an older CUDA (stackresolve plan --gpu-cc {cc})",
                                toolkit.source))
         support = kb.arch_support_for(cc)
         if support and support.last_branch and target.driver_min and \
-                int(target.driver_min.split(".")[0]) > int(support.last_branch):
+                driver_branch(target.driver_min) > int(support.last_branch):
             out.append(Finding(E, "gpu-driver-branch-ended",
                                f"{label}: {support.architecture.capitalize()} GPUs are supported by drivers up to "
                                f"R{support.last_branch}, but CUDA {target.cuda} needs driver >= {target.driver_min}",

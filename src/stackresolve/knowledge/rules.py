@@ -142,6 +142,12 @@ def toolkit_predates(toolkit: CudaToolkit, gpu: ComputeCapability) -> bool:
     return arch_predates(toolkit.max_cc, gpu)
 
 
+def gpu_predates(release, gpu: ComputeCapability) -> bool:
+    """A CUDA toolkit or cuDNN release builds for nothing older than its oldest architecture (`arch_min`): an
+    older GPU gets no kernels from it (NVIDIA's release notes drop the architecture from that release on)."""
+    return gpu < release.min_cc
+
+
 # -- drivers -------------------------------------------------------------------------------------------------
 def driver_branch(version: str) -> int:
     """535 for '535.104.05'; a bare branch '580' is its own."""
