@@ -85,20 +85,21 @@ def test_an_architecture_list_nobody_read_is_a_warning_not_ok(kb):
 
 
 def test_other_routes_to_a_native_stack_are_not_called_native(kb):
-    from stackresolve.emit.text import render
+    from stackresolve.emit import render_plan
 
-    text = render(resolved(kb, tf="1.15", os="linux", gpu="GeForce RTX 3090"))
+    text = render_plan("text", resolved(kb, tf="1.15", os="linux", gpu="GeForce RTX 3090"), kb)
     # the stock 1.15.5 wheel is listed as another route, and its own reason says PTX only
     assert "Nearest stacks that run natively" not in text and "Other stacks for this request" in text
-    degraded = render(resolved(kb, tf="1.15", os="linux", gpu="GeForce RTX 3090", vendor="stock"))
+    degraded = render_plan("text", resolved(kb, tf="1.15", os="linux", gpu="GeForce RTX 3090", vendor="stock"), kb)
     assert "Nearest stacks that run natively" in degraded
 
 
 def test_the_text_plan_prints_each_source_once_and_keeps_every_fact(kb):
-    from stackresolve.emit.text import render, split_sources
+    from stackresolve.emit import render_plan
+    from stackresolve.emit.text import split_sources
 
     resolution = resolved(kb, tf="1.15", os="linux", gpu="GeForce RTX 3090", driver="470.82.01")
-    text = render(resolution)
+    text = render_plan("text", resolution, kb)
     listed = [line.split("] ", 1)[1] for line in text.split("\nSources\n")[1].splitlines() if line.strip()]
     assert len(listed) == len(set(listed))
     for part in listed:

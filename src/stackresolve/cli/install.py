@@ -106,9 +106,9 @@ def _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu, vendor, no_de
     request = request_from_flags(kb, flags, detect_machine(no_detect, gpu_only=True))
     resolution = resolve(kb, request)
     if resolution.stack is None:
-        from stackresolve.emit import text
+        from stackresolve.emit import render_plan
 
-        sys.stderr.write(text.render(resolution))
+        sys.stderr.write(render_plan("text", resolution, kb))
         raise typer.Exit(Exit.FAILED)
     target = from_resolution(resolution)
     return target, target.lock

@@ -83,12 +83,12 @@ def plan(
         fail(str(exc))
     resolution = resolve(kb, request)
     if full_lock or fmt == "pylock":
-        emit_full_lock(resolution, "pylock.toml" if fmt == "pylock" else "requirements.txt", index_url, out)
+        emit_full_lock(resolution, kb, "pylock.toml" if fmt == "pylock" else "requirements.txt", index_url, out)
     command = command_line(click.get_current_context(), leave_out=("fmt", "out"))
     emit_resolution(resolution, kb, fmt, out, PlanOptions(env_name=env_name, command=command))
 
 
-def emit_full_lock(resolution, fmt: str, index_url: Optional[str], out: Optional[str]) -> None:
+def emit_full_lock(resolution, kb, fmt: str, index_url: Optional[str], out: Optional[str]) -> None:
     """The whole transitive set pinned with hashes, resolved by uv for the plan's Python and platform."""
     import sys
 
@@ -97,7 +97,9 @@ def emit_full_lock(resolution, fmt: str, index_url: Optional[str], out: Optional
     from stackresolve.plan import pip as pip_plan
 
     if resolution.stack is None:
-        sys.stderr.write(render_text(resolution))
+        from stackresolve.emit import render_plan
+
+        sys.stderr.write(render_plan("text", resolution, kb))
         raise typer.Exit(Exit.FAILED)
     plan = pip_plan.decide(resolution)
     from stackresolve.cli.app import progress_reporter
@@ -123,8 +125,3 @@ def emit_full_lock(resolution, fmt: str, index_url: Optional[str], out: Optional
     output(header + lock.text, out)
     raise typer.Exit(Exit.OK)
 
-
-def render_text(resolution) -> str:
-    from stackresolve.emit import text
-
-    return text.render(resolution)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import shlex
 
 from stackresolve.emit.header import header_lines
-from stackresolve.emit.script import comment
+from stackresolve.emit.script import comment, requirement_lines
 from stackresolve.model.enums import Os
 from stackresolve.model.stack import Resolution
 from stackresolve.plan.apt import AptPipOnlyPlan, AptPlan
@@ -194,7 +194,7 @@ def _common_values(pip: PipPlan, supported: str) -> str:
             f"PYTHON_SOURCES={_q(' | '.join(s.command for s in pip.resolution.stack.python.sources))}\n"
             f"FRAMEWORK_PACKAGE={_q(Requirement(pip.requirements[0]).name)}\n"
             + _array("PIP_INDEX_ARGS", pip.index_args)
-            + _array("PIP_REQUIREMENTS", pip.requirements))
+            + _array("PIP_REQUIREMENTS", requirement_lines(pip)))
 
 
 def _pip_only(plan: AptPipOnlyPlan) -> str:

@@ -4,7 +4,7 @@ comments)."""
 from __future__ import annotations
 
 from stackresolve.emit.header import header_lines
-from stackresolve.emit.script import comment
+from stackresolve.emit.script import comment, requirement_lines
 from stackresolve.plan.conda import CondaPlan
 
 
@@ -12,6 +12,7 @@ def render(plan) -> str:
     import yaml  # lazily: only this format needs PyYAML
 
     plan: CondaPlan
+    requirement_lines(plan.pip)
     document = {"name": plan.name, "channels": list(plan.channels),
                 "dependencies": [f"python={plan.python}", *plan.cuda_specs, "pip", {"pip": list(plan.pip_in_env)}]}
     comments = [*header_lines(plan.resolution, "conda"),

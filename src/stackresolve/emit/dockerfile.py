@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from stackresolve.emit.script import one_line, safe_header
+from stackresolve.emit.script import one_line, requirement_lines, safe_header
 from stackresolve.plan.docker import DockerPlan
 
 _MINOR = re.compile(r"^\d+\.\d+$")
@@ -15,7 +15,7 @@ def _run_pip(python: str, pip) -> str:
     """pip itself upgraded, then the plan's lines (after its index options, if any)."""
     from stackresolve.emit.pip import pip_upgrade
 
-    quoted = " \\\n        ".join(shlex.quote(line) for line in (*pip.index_args, *pip.requirements))
+    quoted = " \\\n        ".join(shlex.quote(line) for line in (*pip.index_args, *requirement_lines(pip)))
     out = f"RUN {python} -m pip install --no-cache-dir --upgrade {pip_upgrade(pip.python)} \\\n"
     for package in pip.pre_install:
         out += f" && {python} -m pip install --no-cache-dir {shlex.quote(package)} \\\n"

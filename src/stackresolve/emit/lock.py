@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 
+from stackresolve.emit.script import requirement_lines
 from stackresolve.lock import document
 from stackresolve.plan.pip import PipPlan
 
 
 def render(plan: PipPlan) -> str:
+    requirement_lines(plan)
     return json.dumps(document(plan.resolution, plan), indent=2, sort_keys=False) + "\n"

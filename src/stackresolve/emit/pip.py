@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from stackresolve.emit.header import comment_header
+from stackresolve.emit.script import requirement_lines
 from stackresolve.knowledge.python_sources import how_to_get_line
 from stackresolve.plan.pip import PipPlan, pip_upgrade
 
@@ -10,6 +11,7 @@ from stackresolve.plan.pip import PipPlan, pip_upgrade
 def render(plan: PipPlan) -> str:
     resolution, stack = plan.resolution, plan.resolution.stack
     out = [comment_header(resolution, "pip")]
+    requirement_lines(plan)
     if not plan.lines:
         return "".join(out) + (f"# This stack is NVIDIA's NGC container {stack.framework.container}: it has no pip "
                                f"plan.\n# Use --format dockerfile, or run it directly:\n"

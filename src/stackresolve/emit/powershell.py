@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from stackresolve.emit.script import one_line, safe_header
+from stackresolve.emit.script import one_line, requirement_lines, safe_header
 from stackresolve.model.enums import Delivery, Framework
 from stackresolve.plan import environment_name
 from stackresolve.plan.windows import NATIVE_GPU_END_SOURCE, WindowsNativePlan, WslPlan
@@ -361,7 +361,7 @@ def _native(plan: WindowsNativePlan) -> str:
              "",
              "# -- the plan's values",
              *[f"${name} = {value}" for name, value in values.items()],
-             "$Requirements = " + here_string(list(plan.pip.requirements_file)),
+             "$Requirements = " + here_string([*plan.pip.index_lines, *requirement_lines(plan.pip)]),
              NATIVE_STEPS.rstrip("\n")]
     return "\n".join(lines) + "\n"
 
@@ -371,7 +371,7 @@ def _linux_script(plan: WslPlan) -> list[str]:
     version = _checked(stack.framework.upstream_version, _VERSION, "framework version")
     python = _checked(plan.pip.python, _MINOR, "Python version")
     venv = f"$HOME/.venvs/{environment_name(stack)}"
-    pip_args = " \\\n    ".join(shlex.quote(line) for line in (*plan.pip.index_args, *plan.pip.requirements))
+    pip_args = " \\\n    ".join(shlex.quote(line) for line in (*plan.pip.index_args, *requirement_lines(plan.pip)))
     script = [
         "#!/usr/bin/env bash",
         "# Written by stackresolve: the Linux pip plan, run inside WSL2.",

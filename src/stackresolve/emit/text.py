@@ -6,7 +6,7 @@ from stackresolve.emit.findings import finding_lines
 from stackresolve.knowledge.python_sources import how_to_get_line
 from stackresolve.model.enums import GpuSupport
 from stackresolve.model.stack import Resolution, Stack
-from stackresolve.plan.formats import install_formats_for
+from stackresolve.plan.text import TextPlan
 
 
 def _stack_rows(stack: Stack) -> list[tuple[str, str, str, str]]:
@@ -101,8 +101,9 @@ def alternatives_heading(resolution: Resolution) -> str:
         "Other stacks for this request"
 
 
-def render(resolution: Resolution, command: str = "") -> str:
+def render(plan: TextPlan, command: str = "") -> str:
     """`command`: the user's plan command without --format and -o (else the request's framework and version)."""
+    resolution = plan.resolution
     request = resolution.request
     data = f"; package index data {resolution.index_data}" if resolution.index_data else ""
     sources = SourceList()
@@ -132,8 +133,7 @@ def render(resolution: Resolution, command: str = "") -> str:
             import shlex
 
             command = f"stackresolve plan {request.framework.flag} {shlex.quote(request.version)}"
-        # only the formats whose rule lets this stack through (the rule their decision starts with)
-        out.append(f"Install plans: {command} --format {'|'.join(install_formats_for(resolution))}")
+        out.append(f"Install plans: {command} --format {'|'.join(plan.install_formats)}")
         out.append("")
     out += sources.render()
     return "\n".join(out).rstrip("\n") + "\n"

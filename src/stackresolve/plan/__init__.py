@@ -54,8 +54,6 @@ def decide(fmt: str, resolution: Resolution, kb, options: PlanOptions = PlanOpti
     refused = entry.refusal(resolution)
     if refused is not None:
         return refused
-    if entry.decider is None:
-        return resolution
     return import_module(f"stackresolve.plan.{entry.decider}").decide(resolution, kb, options)
 
 

@@ -3,10 +3,10 @@ it, the module under stackresolve.emit that renders it, whether it needs a resol
 stacks it can express at all.
 
 The rule is the first thing the format's decision checks (stackresolve.plan.decide), so a format it turns down is
-refused, always with the rule's reason. It reads the request and the stack only, never the install facts, so the
-text plan can name the formats that can serve a stack without deciding them. What the rule lets through can still
-be refused by its decider for a gap in the install facts (no apt repository or base image recorded for an old CUDA
-line, no driver package for --with-driver, no Visual C++ runtime record).
+refused, always with the rule's reason. It reads the request and the stack only, never the install facts. What the
+rule lets through can still be refused by its decider for a gap in the install facts (no apt repository or base
+image recorded for an old CUDA line, no driver package for --with-driver, no Visual C++ runtime record); the text
+summary's decision (stackresolve.plan.text) decides each install format to name only those that print a plan.
 
 Modules are named here, not imported: `--help`, and a plan in one format, import only what that format needs."""
 
@@ -30,13 +30,13 @@ class Format:
     __slots__ = ("name", "decider", "renderer", "needs_stack", "rule", "install_rank", "fix_plan", "file_name",
                  "executable")
 
-    def __init__(self, name: str, decider: Optional[str], renderer: str, *, needs_stack: bool,
+    def __init__(self, name: str, decider: str, renderer: str, *, needs_stack: bool,
                  rule: Optional[Callable[["Resolution"], Optional["Refusal"]]] = None,
                  install_rank: Optional[int] = None, fix_plan: bool = False, file_name: str = "",
                  executable: bool = False) -> None:
         set_field = object.__setattr__
         set_field(self, "name", name)  # its --format name
-        set_field(self, "decider", decider)  # the module under stackresolve.plan (None: it renders the resolution)
+        set_field(self, "decider", decider)  # the module under stackresolve.plan whose decide() makes its plan
         set_field(self, "renderer", renderer)  # the module under stackresolve.emit whose render(plan) prints it
         set_field(self, "needs_stack", needs_stack)  # False: it also says something for an impossible target
         set_field(self, "rule", rule)  # which stacks it can express at all (None: every one)
@@ -126,7 +126,7 @@ def _powershell(resolution: "Resolution"):
 
 # The order is the JSON document's `plans` order and --format's; install_rank orders the text plan's closing line.
 FORMATS: tuple[Format, ...] = (
-    Format("text", None, "text", needs_stack=False, file_name="txt"),
+    Format("text", "text", "text", needs_stack=False, file_name="txt"),
     Format("pip", "pip", "pip", needs_stack=True, install_rank=0, fix_plan=True, file_name="pip.txt"),
     Format("lock", "pip", "lock", needs_stack=True, install_rank=5, file_name="lock"),
     Format("dockerfile", "docker", "dockerfile", needs_stack=True, rule=_dockerfile, install_rank=4, fix_plan=True,
@@ -144,11 +144,6 @@ NAMES: tuple[str, ...] = tuple(BY_NAME)
 # the install plans, in the order the text plan suggests them
 INSTALL_FORMATS: tuple[Format, ...] = tuple(sorted((f for f in FORMATS if f.install_rank is not None),
                                                    key=lambda f: f.install_rank))
-
-
-def install_formats_for(resolution: "Resolution") -> tuple[str, ...]:
-    """The install plans whose rule lets this resolution through, in the text plan's order."""
-    return tuple(f.name for f in INSTALL_FORMATS if f.refusal(resolution) is None)
 
 
 # the install plans explain and doctor print their fix plan in

@@ -62,10 +62,6 @@ def decide(resolution: Resolution, kb=None, options=None) -> PipPlan:
         lines += [PipLine(c, f"the release made for {fw.distribution} {fw.version}", COMPANION_SOURCES.get(
                       fw.name, fw.source)) for c in fw.companions]
         lines += [PipLine(p.requirement, p.why, p.source) for p in stack.pip_pins]
-    from packaging.requirements import Requirement
-
-    for line in lines:
-        Requirement(line.requirement)  # every line is a requirement and nothing else (it lands in scripts)
     # Nothing must be installed first: NVIDIA's index is named in the file (nvidia-pyindex, which only wrote it into
     # pip's configuration, fails to build on current pip). The field stays for the lock's `pip_first`.
     return PipPlan(resolution, stack.python.recommended, tuple(lines), (), cuda_note(resolution), fw.index_args)
