@@ -94,11 +94,13 @@ def compile_lock(pip: PipPlan, fmt: str = "requirements.txt", *, index: str | No
     if pip.pre_install:
         raise LockUnavailable(f"{pip.requirements[0]} comes from NVIDIA's own index (through "
                               f"{', '.join(pip.pre_install)}), which a lock cannot name")
+    from stackresolve.emit.script import requirement_lines
+
     request = pip.resolution.request
     platform = uv_platform(request.os, request.arch)
     with tempfile.TemporaryDirectory(prefix="stackresolve-lock-") as scratch:
         requirements = Path(scratch) / "requirements.in"
-        requirements.write_text("\n".join(pip.requirements) + "\n", encoding="utf-8")
+        requirements.write_text("\n".join(requirement_lines(pip)) + "\n", encoding="utf-8")
         out = Path(scratch) / ("pylock.toml" if fmt == "pylock.toml" else "requirements.txt")
         # uv's `# via -r FILE` names the input as given: relative to the scratch folder it runs in, so the lock
         # does not carry a random temporary path (two locks of the same set are the same bytes).

@@ -106,12 +106,13 @@ class FrameworkCheck:
         stack = self.resolution.stack if self.resolution else None
         plan = None
         if stack is not None:
+            from stackresolve.emit.script import requirement_lines
             from stackresolve.plan.pip import decide
 
             pip = decide(self.resolution)
             plan = {"origin": self.plan_origin, "summary": stack.summary, "variant": stack.framework.variant,
                     "python": stack.python.recommended, "index_args": list(pip.index_args),
-                    "requirements": list(pip.requirements), "command": self.plan_command}
+                    "requirements": list(requirement_lines(pip)), "command": self.plan_command}
         return {"name": self.framework.value, "package": self.package, "version": self.version,
                 "label": self.label, "variant": self.variant, "cuda": self.cuda, "gpu_build": self.gpu_build,
                 "compiled_arch": None if arch is None else {"sass": list(arch.sass), "ptx": list(arch.ptx),
@@ -242,11 +243,12 @@ def _pip_command(kb: KnowledgeBase, resolution: Resolution, check_version: str, 
     """`pip install` of the plan's lines with its index option; first the uninstall pip needs: an installed
     torch 2.8.0 satisfies `torch==2.8.0` whatever index pip is given, and a JAX CUDA plugin stays loaded by a
     CPU-only jax."""
+    from stackresolve.emit.script import requirement_lines
     from stackresolve.plan.pip import decide
 
     stack = resolution.stack
     plan = decide(resolution, kb)
-    command = "pip install " + " ".join(shlex.quote(r) for r in plan.requirements)
+    command = "pip install " + " ".join(shlex.quote(r) for r in requirement_lines(plan))
     if plan.index_args:
         command += " " + " ".join(plan.index_args)
     fw = stack.framework
