@@ -55,8 +55,10 @@ def test_the_installed_bash_completion_completes_format_values(tmp_path):
     if bash is None:
         pytest.skip("no bash here")
     env = {"HOME": str(tmp_path), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    installed = subprocess.run([bash, "-c", "stackresolve --install-completion"], capture_output=True, text=True,
-                               timeout=60, env={**os.environ, **env})
+    # typer finds the shell among the command's parents: bash must stay one (with a single command, bash -c execs it,
+    # and a test run with no shell above it, as from a detached job, then failed with "Shell None is not supported")
+    installed = subprocess.run([bash, "-c", "stackresolve --install-completion; exit $?"], capture_output=True,
+                               text=True, timeout=60, env={**os.environ, **env})
     assert installed.returncode == 0, installed.stderr
     script = tmp_path / ".bash_completions" / "stackresolve.sh"
     assert f"source '{script}'" in (tmp_path / ".bashrc").read_text()
