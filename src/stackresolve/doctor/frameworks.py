@@ -165,9 +165,11 @@ def jax_build(kb: KnowledgeBase, inst, version: str) -> InstalledBuild | None:
                         source=compiled.source) if compiled else None
     source = f"jax.toml [[compiled_arch]] {compiled.package}: {compiled.source.split(';')[0]}" if compiled else \
         "jax.toml [[compiled_arch]]"
-    major = inst.cuda.split(".")[0]
+    from stackresolve.knowledge.rules import cuda_line_fits
+
+    every_minor = f"{inst.cuda.split('.')[0]}.x"  # jax's CUDA plugins are built per CUDA major
     return InstalledBuild(f"{package} {package_version}", arch, source,
-                          keep=lambda c, m=major: c.gpu and bool(c.cuda) and c.cuda.split(".")[0] == m,
+                          keep=lambda c: c.gpu and bool(c.cuda) and cuda_line_fits(every_minor, c.cuda),
                           cc_min=route.cc_min if route else "",
                           cc_min_source=route.source if route else "")
 

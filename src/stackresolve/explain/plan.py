@@ -155,8 +155,10 @@ def logged_build(fix: FixRequest):
 
         cuda, _ = jaxlib_cuda(f"0+{variant}")  # as detect reads a jaxlib's local version: cuda111 is CUDA 11.1
         if cuda:
-            major = cuda.split(".")[0]
-            return lambda c: c.gpu and bool(c.cuda) and c.cuda.split(".")[0] == major
+            from stackresolve.knowledge.rules import cuda_line_fits
+
+            every_minor = f"{cuda.split('.')[0]}.x"  # a JAX CUDA plugin serves every minor of its major
+            return lambda c: c.gpu and bool(c.cuda) and cuda_line_fits(every_minor, c.cuda)
     return None
 
 
