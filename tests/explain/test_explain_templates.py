@@ -109,3 +109,22 @@ def test_a_container_without_the_gpu_devices_is_told_to_start_with_them():
            "ls: cannot access '/dev/nvidia0': No such file or directory"
     top = explain_text(text, error_knowledge()).problems[0]
     assert top.code == "cuinit-unknown-error" and "--gpus all" in top.fix
+
+
+def test_a_container_refused_for_its_cuda_on_wsl2_asks_for_the_windows_driver():
+    """nvidia-container-cli's "unsatisfied condition: cuda>=12.0" (libnvidia-container src/cli/dsl.c): the fix names
+    CUDA 12.0's minimum driver, NVIDIA's CUDA 12.0 release notes (Table 3): >= 525.60.13 on Linux, >= 527.41 on
+    Windows. Under WSL2 the driver is the Windows one (NVIDIA's CUDA on WSL guide), so a WSL2 log gets 527.41."""
+    import subprocess
+    import sys
+
+    message = ("nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.0, please update your "
+               "driver to a newer version, or use an earlier cuda container: unknown.")
+
+    def fix_of(text: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "stackresolve", "explain", "--no-detect", text],
+                              capture_output=True, text=True, timeout=120)
+        return next(line for line in done.stdout.splitlines() if "Update the host's NVIDIA driver" in line)
+
+    assert "to 525.60.13 (Linux) / 527.41 (Windows) or newer" in fix_of(message)
+    assert "to 527.41 or newer" in fix_of(message + "\nlibcuda.so.1 is loaded from /usr/lib/wsl/lib")

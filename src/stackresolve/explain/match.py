@@ -33,6 +33,7 @@ from stackresolve.knowledge.errors import (
     group_component,
     placeholder_regex,
 )
+from stackresolve.model.enums import Os
 
 
 SCHEMA = "stackresolve/explain@1"
@@ -253,7 +254,9 @@ def _match_error(
     if floors:
         os_name = _single_os(versions_seen)
         linux, windows = floors
-        values["wanted_driver"] = windows if os_name == "windows" else linux if os_name in ("linux", "wsl2") \
+        # the driver's own OS (Os.driver_os): WSL2 runs on the Windows driver, so NVIDIA's Windows minimum applies
+        driver_os = Os(os_name).driver_os if os_name in ("linux", "windows", "wsl2") else None
+        values["wanted_driver"] = windows if driver_os is Os.WINDOWS else linux if driver_os is Os.LINUX \
             else f"{linux} (Linux) / {windows} (Windows)"
 
     causes = _order_causes(error, scan)
