@@ -11,6 +11,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackresolve.model.record import record
+from stackresolve.plan.formats import Refusal  # noqa: F401 (beside the registry whose rules make it)
 
 if TYPE_CHECKING:
     from stackresolve.model.stack import Resolution
@@ -34,15 +35,6 @@ class PlanOptions:
     env_name: str | None = None  # conda: the environment's name
     with_driver: bool | None = None  # apt: also install the driver branch (None: as the request says)
     command: str = ""  # text: the user's `stackresolve plan` command, less --format and -o, for the closing line
-
-
-@record
-class Refusal:
-    """A format that cannot serve this stack, and what to use instead."""
-
-    resolution: Resolution
-    why: str
-    instead: str = ""
 
 
 def decide(fmt: str, resolution: Resolution, kb, options: PlanOptions = PlanOptions()):

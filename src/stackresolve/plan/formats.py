@@ -15,12 +15,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Optional
 
 from stackresolve.model.enums import Delivery, Os
+from stackresolve.model.record import record
 
 if TYPE_CHECKING:
     from stackresolve.model.stack import Resolution
-    from stackresolve.plan import Refusal
 
 NO_STACK = "no consistent stack for this request"
+
+
+@record
+class Refusal:
+    """A format that cannot serve this stack, and what to use instead."""
+
+    resolution: Resolution
+    why: str
+    instead: str = ""
 
 
 class Format:
@@ -54,15 +63,11 @@ class Format:
     def refusal(self, resolution: "Resolution") -> Optional["Refusal"]:
         """Why this format cannot express the resolution (None: it may; its decider has the last word)."""
         if self.needs_stack and resolution.stack is None:
-            from stackresolve.plan import Refusal
-
             return Refusal(resolution, NO_STACK)
         return self.rule(resolution) if self.rule is not None else None
 
 
-def _refused(resolution: "Resolution", why: str, instead: str = "") -> "Refusal":
-    from stackresolve.plan import Refusal
-
+def _refused(resolution: "Resolution", why: str, instead: str = "") -> Refusal:
     return Refusal(resolution, why, instead)
 
 
