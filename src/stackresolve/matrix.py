@@ -9,11 +9,12 @@ from dataclasses import dataclass, replace
 from packaging.specifiers import SpecifierSet
 
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.knowledge.rules import arch_predates, classify_support
+from stackresolve.knowledge.rules import arch_predates, toolkit_predates
 from stackresolve.model.enums import Framework, Os, Severity, Vendor
 from stackresolve.request import Request
 from stackresolve.resolve import resolve
-from stackresolve.resolve.nvidia import NVIDIA_GPU_FLOOR
+from stackresolve.resolve.candidates import as_version, support_on
+from stackresolve.resolve.provider import compute_capability_driver_floor
 
 
 @dataclass(frozen=True)
@@ -41,18 +42,30 @@ class Cell:
         return doc
 
 
-def gpu_signature(kb: KnowledgeBase, line: str, gpu, framework: Framework = Framework.TENSORFLOW) -> tuple:
-    """What a resolution for one release line can depend on about a GPU: its support class for the line's
-    compiled code, which side of every CUDA/cuDNN architecture bound it falls on, and its driver branch limit.
-    GPUs with equal signatures get equal answers, so the matrix resolves each signature once. (PyTorch and JAX
-    lines: the compute capability itself.) Signatures come as small numbers, one per distinct signature: a cell's
-    memo key is hashed in every cell, and the signature itself holds dozens of values."""
-    if framework is not Framework.TENSORFLOW:
-        return (gpu.cc,)
+def gpu_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str, gpu,
+                  floor_free: bool = False) -> tuple[int, int]:
+    """What a resolution of one release line on one OS can depend on about a GPU, as (what the resolver's
+    decisions read, the names its messages add). GPUs with equal signatures get equal answers, so the matrix
+    resolves each signature once. (PyTorch and JAX lines: the compute capability itself.)
+
+    The decisions read the GPU only through predicates on its compute capability: how each build of the line runs
+    on it (support_on: which builds are tried first and which have code for it), which of the line's CUDA toolkits
+    and the cuDNN releases its builds accept still support it or predate it, which toolkits and cuDNN releases
+    support it at all (the request's own requirements), its architecture's last driver branch, and the driver
+    floor of the GPUs (compute_capability_driver_floor). `floor_free`: no driver is installed or named, no GPU has a
+    last driver branch, and then a floor no higher than every build's own driver minimum changes nothing (the
+    driver candidate is the highest minimum; only raised_minimum reads the floor, and it does not raise). The
+    names (the architecture, the floor's toolkit and source) reach only an impossible cell's message.
+    Signatures come as small numbers, one per distinct signature: a cell's memo key is hashed in every cell."""
+    if request.framework is not Framework.TENSORFLOW:
+        return _interned(kb, (gpu.cc,)), 0
     signatures = kb.memo("gpu-signatures", dict)
-    found = signatures.get((line, gpu.cc))
+    key = (line, os_name, gpu.cc, gpu.driver, request.arch, request.cpu_only, request.apple_gpu is not None,
+           floor_free)
+    found = signatures.get(key)
     if found is None:
-        found = signatures[line, gpu.cc] = _interned(kb, _gpu_signature(kb, line, gpu))
+        decisions, names = _gpu_signature(kb, _line_facts(kb, request, line, os_name), gpu, os_name, floor_free)
+        found = signatures[key] = (_interned(kb, decisions), _interned(kb, names))
     return found
 
 
@@ -62,22 +75,58 @@ def _interned(kb: KnowledgeBase, value: tuple) -> int:
     return numbers.setdefault(value, len(numbers))
 
 
-def _gpu_signature(kb: KnowledgeBase, line: str, gpu) -> tuple:
-    lows, highs, toolkit_highs = kb.memo("arch-bounds", lambda: (
-        sorted({r.min_cc for r in (*kb.toolkits, *kb.cudnn)}), sorted({r.max_cc for r in (*kb.toolkits, *kb.cudnn)}),
-        sorted({t.max_cc for t in kb.toolkits})))
+def _line_facts(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> tuple:
+    """(the line's builds with distinct compiled code, its CUDA toolkits, the cuDNN releases its builds accept,
+    every GPU build's driver minimum or None where one has none) for one OS: what a GPU signature tests."""
+    key = ("matrix-line-facts", line, os_name, request.framework, request.arch, request.cpu_only,
+           request.apple_gpu is not None)
+
+    def compute() -> tuple:
+        from stackresolve.resolve.candidates import cudnn_pool
+        from stackresolve.resolve.pool import line_candidates, release_lines
+        from stackresolve.resolve.provider import framework_dependencies
+
+        # Without GPUs: the requirements a build brings that the signature reads do not depend on them.
+        anonymous = replace(_cell_request(request, line, os_name), gpus=())
+        release_line = next(l for l in release_lines(kb, request.framework) if l.version == line)
+        builds = line_candidates(kb, anonymous, release_line)
+        codes = {(id(c.arch), c.cc_min): c for c in builds}
+        toolkits = {c.cuda: kb.toolkit(c.cuda) for c in builds if c.cuda and kb.toolkit(c.cuda) is not None}
+        cudnn: dict = {}
+        minimums: list = []
+        for c in builds:
+            if not c.gpu:
+                continue
+            deps = framework_dependencies(kb, anonymous, c)
+            for r in deps:
+                if r.name == "cudnn":
+                    cudnn.update((id(d.release), d.release) for d in cudnn_pool(kb, r.cuda) if r.is_satisfied_by(d))
+            driver = [r.minimum for r in deps if r.name == "driver" and r.minimum is not None]
+            minimums.append(min(driver) if driver else None)
+        return (tuple(codes.values()), tuple(toolkits[k] for k in sorted(toolkits)), tuple(cudnn.values()),
+                tuple(minimums))
+
+    return kb.memo(key, compute)
+
+
+def _gpu_signature(kb: KnowledgeBase, facts: tuple, gpu, os_name: str, floor_free: bool) -> tuple[tuple, tuple]:
+    builds, toolkits, cudnn, minimums = facts
+    lows = kb.memo("arch-lows", lambda: sorted({r.min_cc for r in (*kb.toolkits, *kb.cudnn)}))
     cc = gpu.capability
     support = kb.arch_support_for(gpu.cc)
-    # Every release and OS variant of the line: the best the resolver could pick depends on all of them.
-    by_line = kb.memo("compiled-archs-by-line", lambda: _by_line(kb.compiled_archs))
-    variants = tuple([classify_support(a, cc) for a in by_line.get(line, ())])
-    if line == "1.15":  # NVIDIA's builds: compute capability 6.0 up to their CUDA's newest architecture
-        variants += (cc >= NVIDIA_GPU_FLOOR,)
-    # The GPUs' driver floor reads which toolkits target the GPU at all (max_cc >= cc: sm_86 came with CUDA 11.1,
-    # sm_89 with 11.8) and names the architecture; arch_predates alone (a newer major) does not tell 8.6 from 8.9.
-    return (variants, tuple(cc >= low for low in lows), tuple(arch_predates(high, cc) for high in highs),
-            tuple(high >= cc for high in toolkit_highs),
-            (support.architecture, support.last_branch, support.last_version) if support else ())
+    floor = compute_capability_driver_floor(kb, gpu.cc, Os(os_name).driver_os)
+    floor_value = floor[0] if floor else None
+    if floor_free and floor is not None and all(m is not None and as_version(floor[0]) <= m for m in minimums):
+        floor_value = "no higher than every build's minimum"
+    decisions = (tuple([support_on(c, cc) for c in builds]),
+                 tuple([(t.min_cc <= cc, toolkit_predates(t, cc)) for t in toolkits]),
+                 tuple(sorted({(r.min_cc <= cc, arch_predates(r.max_cc, cc)) for r in cudnn})),
+                 tuple([cc >= low for low in lows]),  # whether any toolkit / cuDNN supports it at all
+                 floor_value, gpu.driver,
+                 (support.last_branch, support.last_version) if support and support.last_branch else bool(support))
+    names = ((support.architecture, support.source) if support else (),
+             (floor[1].replace(f"compute capability {gpu.cc}", ""), floor[2]) if floor else ())
+    return decisions, names
 
 
 def asked_of(kb: KnowledgeBase, request: Request) -> int:
@@ -86,36 +135,55 @@ def asked_of(kb: KnowledgeBase, request: Request) -> int:
                           request.vendor, request.cudnn, request.apple_gpu))
 
 
-def line_signature(kb: KnowledgeBase, request: Request, line: str) -> tuple:
-    return tuple([gpu_signature(kb, line, g, request.framework) for g in request.gpus])
+def line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> tuple[tuple, tuple]:
+    """The request's GPUs' signatures for one line and OS: (what the decisions read, what the messages name)."""
+    signatures = request_signatures(kb, request)
+    found = signatures.get((line, os_name))
+    if found is None:
+        floor_free = request.driver is None and all(
+            g.driver is None and not ((s := kb.arch_support_for(g.cc)) and s.last_branch) for g in request.gpus)
+        pairs = [gpu_signature(kb, request, line, os_name, g, floor_free) for g in request.gpus]
+        found = signatures[line, os_name] = (tuple([p[0] for p in pairs]), tuple([p[1] for p in pairs]))
+    return found
 
 
-def _by_line(archs) -> dict[str, list]:
-    out: dict[str, list] = {}
-    for a in archs:
-        out.setdefault(a.line, []).append(a)
-    return out
+def request_signatures(kb: KnowledgeBase, request: Request) -> dict:
+    """{(line, os): line_signature} for the request's GPUs, filled as the cells are resolved: looked up once per
+    matrix, as a cell's memo key is."""
+    key = ("matrix-signatures", request.framework, tuple([(g.cc, g.driver) for g in request.gpus]), request.arch,
+           request.cpu_only, request.apple_gpu is not None, request.driver is None)
+    return kb.memo(key, dict)
+
+
+def _cell_request(request: Request, line: str, os_name: str) -> Request:
+    """The request of one cell: the line on the OS, for anonymous GPUs (every model of one kind shares it)."""
+    return replace(request, os=Os(os_name), version=line, spec=SpecifierSet(f"=={line}.*"),
+                   gpus=tuple(replace(g, name="", source="") for g in request.gpus),
+                   cpu_only=request.cpu_only or os_name == "macos", assumptions=())
 
 
 def resolve_cell(kb: KnowledgeBase, request: Request, line: str, os_name: str, asked: int | None = None,
                  signature: tuple | None = None) -> Cell:
-    """`asked` and `signature`, where given, are asked_of(request) and line_signature(request, line)."""
-    # Resolved for anonymous GPUs and memoized by signature: every model of one kind shares the answer.
-    if signature is None:
-        signature = line_signature(kb, request, line)
-    key = ("matrix-cell", asked_of(kb, request) if asked is None else asked, line, os_name, signature)
+    """`asked` and `signature`, where given, are asked_of(request) and line_signature(request, line, os_name)."""
+    # Memoized by the GPUs' signatures: every GPU whose signature is equal shares the answer.
+    decisions, names = line_signature(kb, request, line, os_name) if signature is None else signature
+    key = ("matrix-cell", asked_of(kb, request) if asked is None else asked, line, os_name, decisions)
     cells = kb.memo("matrix-cells", dict)
-    cell = cells.get(key)
-    if cell is None:
-        cell = cells[key] = _resolve_cell(kb, replace(
-            request, os=Os(os_name), version=line, spec=SpecifierSet(f"=={line}.*"),
-            gpus=tuple(replace(g, name="", source="") for g in request.gpus),
-            cpu_only=request.cpu_only or os_name == "macos", assumptions=()), line, os_name)
-    if cell.status == "impossible" and request.gpus:
-        # The shared answer's message names the GPU it was resolved for; name this one.
-        first = kb.memo(key + ("gpus",), lambda: request.gpus)
-        cell = kb.memo(key + tuple(g.cc for g in request.gpus), lambda: _named(cell, request.gpus, first))
-    return cell
+    found = cells.get(key)
+    if found is None:
+        found = cells[key] = (_resolve_cell(kb, _cell_request(request, line, os_name), line, os_name), request.gpus)
+        cells[key + (names,)] = found
+    if found[0].status == "impossible" and request.gpus:
+        # The message names the GPUs' architecture and driver floor, which no decision reads: shared only between
+        # GPUs that name the same, then renamed to this one's compute capability.
+        named_key = key + (names,)
+        found = cells.get(named_key)
+        if found is None:
+            found = cells[named_key] = (_resolve_cell(kb, _cell_request(request, line, os_name), line, os_name),
+                                        request.gpus)
+        cell, first = found
+        return kb.memo(named_key + tuple(g.cc for g in request.gpus), lambda: _named(cell, request.gpus, first))
+    return found[0]
 
 
 def _named(cell: Cell, gpus: tuple, first: tuple) -> Cell:
@@ -155,9 +223,10 @@ def build_matrix(kb: KnowledgeBase, request: Request, systems: list[str]) -> lis
 
     asked = asked_of(kb, request)
     nvidia = Vendor.NVIDIA.value
+    signatures = request_signatures(kb, request)
     for line in [l.version for l in release_lines(kb, request.framework)]:
-        signature = line_signature(kb, request, line)
         for os_name in systems:
+            signature = signatures.get((line, os_name)) or line_signature(kb, request, line, os_name)
             cell = resolve_cell(kb, request, line, os_name, asked, signature)
             cells.append(cell)
             if cell.vendor == nvidia and request.vendor is None:
