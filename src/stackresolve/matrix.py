@@ -61,10 +61,11 @@ def gpu_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str, 
         return _interned(kb, (gpu.cc,)), 0
     signatures = kb.memo("gpu-signatures", dict)
     key = (line, os_name, gpu.cc, gpu.driver, request.arch, request.cpu_only, request.apple_gpu is not None,
-           floor_free)
+           request.cudnn, floor_free)
     found = signatures.get(key)
     if found is None:
-        decisions, names = _gpu_signature(kb, _line_facts(kb, request, line, os_name), gpu, os_name, floor_free)
+        decisions, names = _gpu_signature(kb, _line_facts(kb, request, line, os_name), gpu, os_name, floor_free,
+                                          _cudnn_admitted(kb, request.cudnn))
         found = signatures[key] = (_interned(kb, decisions), _interned(kb, names))
     return found
 
@@ -109,9 +110,22 @@ def _line_facts(kb: KnowledgeBase, request: Request, line: str, os_name: str) ->
     return kb.memo(key, compute)
 
 
-def _gpu_signature(kb: KnowledgeBase, facts: tuple, gpu, os_name: str, floor_free: bool) -> tuple[tuple, tuple]:
+def _cudnn_admitted(kb: KnowledgeBase, cudnn: str | None) -> tuple:
+    """The cuDNN releases the request's own requirements admit (--cudnn): the request fails at once when none of
+    them supports the GPU."""
+    def compute() -> tuple:
+        from stackresolve.resolve.candidates import cudnn_pool
+        from stackresolve.resolve.requirements import CudnnAsked
+
+        asked = CudnnAsked(cudnn) if cudnn else None
+        return tuple({c.release.min_cc for c in cudnn_pool(kb, None) if asked is None or asked.is_satisfied_by(c)})
+
+    return kb.memo(("matrix-cudnn-admitted", cudnn), compute)
+
+
+def _gpu_signature(kb: KnowledgeBase, facts: tuple, gpu, os_name: str, floor_free: bool,
+                   cudnn_admitted: tuple) -> tuple[tuple, tuple]:
     builds, toolkits, cudnn, minimums = facts
-    lows = kb.memo("arch-lows", lambda: sorted({r.min_cc for r in (*kb.toolkits, *kb.cudnn)}))
     cc = gpu.capability
     support = kb.arch_support_for(gpu.cc)
     floor = compute_capability_driver_floor(kb, gpu.cc, Os(os_name).driver_os)
@@ -121,7 +135,9 @@ def _gpu_signature(kb: KnowledgeBase, facts: tuple, gpu, os_name: str, floor_fre
     decisions = (tuple([support_on(c, cc) for c in builds]),
                  tuple([(t.min_cc <= cc, toolkit_predates(t, cc)) for t in toolkits]),
                  tuple(sorted({(r.min_cc <= cc, arch_predates(r.max_cc, cc)) for r in cudnn})),
-                 tuple([cc >= low for low in lows]),  # whether any toolkit / cuDNN supports it at all
+                 # whether any toolkit and any cuDNN the request admits supports it at all: the request's own
+                 # requirements, tested on the whole pool before a build is chosen (only whether none passes counts)
+                 any(t.min_cc <= cc for t in kb.toolkits), any(low <= cc for low in cudnn_admitted),
                  floor_value, gpu.driver,
                  (support.last_branch, support.last_version) if support and support.last_branch else bool(support))
     names = ((support.architecture, support.source) if support else (),
