@@ -14,7 +14,7 @@ from stackresolve.model.enums import Framework, Os, Severity, Vendor
 from stackresolve.request import Request
 from stackresolve.resolve import resolve
 from stackresolve.resolve.candidates import as_version, support_on
-from stackresolve.resolve.provider import compute_capability_driver_floor
+from stackresolve.resolve.provider import compute_capability_driver_floor, wsl_driver_floor
 
 
 @dataclass(frozen=True)
@@ -42,34 +42,6 @@ class Cell:
         return doc
 
 
-def gpu_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str, gpu,
-                  floor_free: bool = False) -> tuple[int, int]:
-    """What a resolution of one release line on one OS can depend on about a GPU, as (what the resolver's
-    decisions read, the names its messages add). GPUs with equal signatures get equal answers, so the matrix
-    resolves each signature once. (PyTorch and JAX lines: the compute capability itself.)
-
-    The decisions read the GPU only through predicates on its compute capability: how each build of the line runs
-    on it (support_on: which builds are tried first and which have code for it), which of the line's CUDA toolkits
-    and the cuDNN releases its builds accept still support it or predate it, which toolkits and cuDNN releases
-    support it at all (the request's own requirements), its architecture's last driver branch, and the driver
-    floor of the GPUs (compute_capability_driver_floor). `floor_free`: no driver is installed or named, no GPU has a
-    last driver branch, and then a floor no higher than every build's own driver minimum changes nothing (the
-    driver candidate is the highest minimum; only raised_minimum reads the floor, and it does not raise). The
-    names (the architecture, the floor's toolkit and source) reach only an impossible cell's message.
-    Signatures come as small numbers, one per distinct signature: a cell's memo key is hashed in every cell."""
-    if request.framework is not Framework.TENSORFLOW:
-        return _interned(kb, (gpu.cc,)), 0
-    signatures = kb.memo("gpu-signatures", dict)
-    key = (line, os_name, gpu.cc, gpu.driver, request.arch, request.cpu_only, request.apple_gpu is not None,
-           request.cudnn, floor_free)
-    found = signatures.get(key)
-    if found is None:
-        decisions, names = _gpu_signature(kb, _line_facts(kb, request, line, os_name), gpu, os_name, floor_free,
-                                          _cudnn_admitted(kb, request.cudnn))
-        found = signatures[key] = (_interned(kb, decisions), _interned(kb, names))
-    return found
-
-
 def _interned(kb: KnowledgeBase, value: tuple) -> int:
     """The same number for equal values, for the life of the knowledge base."""
     numbers = kb.memo("matrix-interned", dict)
@@ -78,7 +50,8 @@ def _interned(kb: KnowledgeBase, value: tuple) -> int:
 
 def _line_facts(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> tuple:
     """(the line's builds with distinct compiled code, its CUDA toolkits, the cuDNN releases its builds accept,
-    every GPU build's driver minimum or None where one has none) for one OS: what a GPU signature tests."""
+    every GPU build's driver minimum or None where one has none, WSL2's driver floor) for one OS: what a GPU
+    signature tests."""
     key = ("matrix-line-facts", line, os_name, request.framework, request.arch, request.cpu_only,
            request.apple_gpu is not None)
 
@@ -104,8 +77,9 @@ def _line_facts(kb: KnowledgeBase, request: Request, line: str, os_name: str) ->
                     cudnn.update((id(d.release), d.release) for d in cudnn_pool(kb, r.cuda) if r.is_satisfied_by(d))
             driver = [r.minimum for r in deps if r.name == "driver" and r.minimum is not None]
             minimums.append(min(driver) if driver else None)
+        wsl = wsl_driver_floor(kb, anonymous)
         return (tuple(codes.values()), tuple(toolkits[k] for k in sorted(toolkits)), tuple(cudnn.values()),
-                tuple(minimums))
+                tuple(minimums), as_version(wsl.driver) if wsl else None)
 
     return kb.memo(key, compute)
 
@@ -123,26 +97,46 @@ def _cudnn_admitted(kb: KnowledgeBase, cudnn: str | None) -> tuple:
     return kb.memo(("matrix-cudnn-admitted", cudnn), compute)
 
 
-def _gpu_signature(kb: KnowledgeBase, facts: tuple, gpu, os_name: str, floor_free: bool,
-                   cudnn_admitted: tuple) -> tuple[tuple, tuple]:
-    builds, toolkits, cudnn, minimums = facts
+def _gpu_signature(kb: KnowledgeBase, facts: tuple, gpu, floor, cudnn_admitted: tuple, floor_free: bool,
+                   branch_binds: bool) -> tuple[tuple, tuple]:
+    """What a resolution of one release line on one OS can depend on about a GPU, as (what the resolver's
+    decisions read, the names its messages add). GPUs with equal signatures get equal answers, so the matrix
+    resolves each signature once.
+
+    The decisions read the GPU only through predicates on its compute capability: how each build of the line runs
+    on it (support_on: which builds are tried first and which have code for it), which of the line's CUDA toolkits
+    and the cuDNN releases its builds accept still support it or predate it, whether any toolkit and any cuDNN the
+    request admits supports it at all, its architecture's last driver branch where that can bind, and the GPUs'
+    driver floor (compute_capability_driver_floor) where it can raise a minimum (see line_signature). The names
+    (the architecture, the floor's toolkit and source) reach only an impossible cell's message."""
+    builds, toolkits, cudnn, minimums, _ = facts
     cc = gpu.capability
     support = kb.arch_support_for(gpu.cc)
-    floor = compute_capability_driver_floor(kb, gpu.cc, Os(os_name).driver_os)
     floor_value = floor[0] if floor else None
     if floor_free and floor is not None and all(m is not None and as_version(floor[0]) <= m for m in minimums):
         floor_value = "no higher than every build's minimum"
     decisions = (tuple([support_on(c, cc) for c in builds]),
                  tuple([(t.min_cc <= cc, toolkit_predates(t, cc)) for t in toolkits]),
                  tuple(sorted({(r.min_cc <= cc, arch_predates(r.max_cc, cc)) for r in cudnn})),
-                 # whether any toolkit and any cuDNN the request admits supports it at all: the request's own
-                 # requirements, tested on the whole pool before a build is chosen (only whether none passes counts)
+                 # the request's own requirements, tested on the whole pool before a build is chosen: only whether
+                 # none passes counts
                  any(t.min_cc <= cc for t in kb.toolkits), any(low <= cc for low in cudnn_admitted),
                  floor_value, gpu.driver,
-                 (support.last_branch, support.last_version) if support and support.last_branch else bool(support))
+                 (support.last_branch, support.last_version) if branch_binds else bool(support))
     names = ((support.architecture, support.source) if support else (),
              (floor[1].replace(f"compute capability {gpu.cc}", ""), floor[2]) if floor else ())
     return decisions, names
+
+
+def _branch_binds(kb: KnowledgeBase, request: Request, gpu, minimums: list) -> bool:
+    """Whether a GPU's last driver branch can change the answer: it is read only where no driver is named
+    (LastBranch, and the newest driver the provider plans for), and only a minimum above the branch's last driver
+    can meet it. The planned driver is the highest of the minimums (the builds', the GPUs' floor, WSL2's)."""
+    support = kb.arch_support_for(gpu.cc)
+    if request.driver or support is None or not support.last_branch:
+        return False
+    branch, last = int(support.last_branch), as_version(support.last_version)
+    return not all(m.release[0] <= branch and m <= last for m in minimums)
 
 
 def asked_of(kb: KnowledgeBase, request: Request) -> int:
@@ -152,22 +146,41 @@ def asked_of(kb: KnowledgeBase, request: Request) -> int:
 
 
 def line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> tuple[tuple, tuple]:
-    """The request's GPUs' signatures for one line and OS: (what the decisions read, what the messages name)."""
+    """The request's GPUs' signatures for one line and OS: (what the decisions read, what the messages name), as
+    small numbers, one per distinct signature (a cell's memo key is hashed in every cell). PyTorch and JAX lines:
+    the compute capabilities themselves."""
     signatures = request_signatures(kb, request)
     found = signatures.get((line, os_name))
     if found is None:
-        floor_free = request.driver is None and all(
-            g.driver is None and not ((s := kb.arch_support_for(g.cc)) and s.last_branch) for g in request.gpus)
-        pairs = [gpu_signature(kb, request, line, os_name, g, floor_free) for g in request.gpus]
-        found = signatures[line, os_name] = (tuple([p[0] for p in pairs]), tuple([p[1] for p in pairs]))
+        found = signatures[line, os_name] = _line_signature(kb, request, line, os_name)
     return found
+
+
+def _line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> tuple[tuple, tuple]:
+    if request.framework is not Framework.TENSORFLOW:
+        return tuple([_interned(kb, (g.cc,)) for g in request.gpus]), ()
+    facts = _line_facts(kb, request, line, os_name)
+    driver_os = Os(os_name).driver_os
+    floors = [compute_capability_driver_floor(kb, g.cc, driver_os) for g in request.gpus]
+    minimums = [m for m in facts[3] if m is not None] + [as_version(f[0]) for f in floors if f] + \
+        ([facts[4]] if facts[4] else [])
+    binds = [_branch_binds(kb, request, g, minimums) for g in request.gpus]
+    # With no driver named or installed and no last branch that can bind, the driver candidate is the highest
+    # minimum and every driver requirement accepts it: a GPUs' floor no higher than every build's own minimum is
+    # then read only by raised_minimum, where it does not raise.
+    floor_free = request.driver is None and not any(binds) and all(g.driver is None for g in request.gpus)
+    admitted = _cudnn_admitted(kb, request.cudnn)
+    pairs = [_gpu_signature(kb, facts, g, f, admitted, floor_free, b) for g, f, b in zip(request.gpus, floors, binds)]
+    shared = [i for i, g in enumerate(request.gpus) if g.driver is None]
+    newest = max(shared, key=lambda i: request.gpus[i].capability) if shared else None  # whose floor holds
+    return (_interned(kb, (newest,) + tuple([p[0] for p in pairs])), _interned(kb, tuple([p[1] for p in pairs])))
 
 
 def request_signatures(kb: KnowledgeBase, request: Request) -> dict:
     """{(line, os): line_signature} for the request's GPUs, filled as the cells are resolved: looked up once per
     matrix, as a cell's memo key is."""
     key = ("matrix-signatures", request.framework, tuple([(g.cc, g.driver) for g in request.gpus]), request.arch,
-           request.cpu_only, request.apple_gpu is not None, request.driver is None)
+           request.cpu_only, request.apple_gpu is not None, request.driver, request.cudnn)
     return kb.memo(key, dict)
 
 
