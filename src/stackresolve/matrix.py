@@ -173,7 +173,11 @@ def _line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str
     pairs = [_gpu_signature(kb, facts, g, f, admitted, floor_free, b) for g, f, b in zip(request.gpus, floors, binds)]
     shared = [i for i, g in enumerate(request.gpus) if g.driver is None]
     newest = max(shared, key=lambda i: request.gpus[i].capability) if shared else None  # whose floor holds
-    return (_interned(kb, (newest,) + tuple([p[0] for p in pairs])), _interned(kb, tuple([p[1] for p in pairs])))
+    # The names are in the driver requirements' words only, and a conflict cites those only where one can fail:
+    # with a driver named or installed, or a last branch that binds (otherwise the driver candidate meets them all).
+    driver_can_fail = bool(request.driver) or any(binds) or any(g.driver is not None for g in request.gpus)
+    names = tuple([p[1] for p in pairs]) if driver_can_fail else ()
+    return _interned(kb, (newest,) + tuple([p[0] for p in pairs])), _interned(kb, names)
 
 
 def request_signatures(kb: KnowledgeBase, request: Request) -> dict:
