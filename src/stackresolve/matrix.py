@@ -64,8 +64,13 @@ def _line_facts(kb: KnowledgeBase, request: Request, line: str, os_name: str) ->
         anonymous = replace(_cell_request(request, line, os_name), gpus=())
         release_line = next(l for l in release_lines(kb, request.framework) if l.version == line)
         builds = line_candidates(kb, anonymous, release_line)
-        codes = {(id(c.arch), c.cc_min): c for c in builds}
-        toolkits = {c.cuda: kb.toolkit(c.cuda) for c in builds if c.cuda and kb.toolkit(c.cuda) is not None}
+        # One representative per distinct value of what the signature tests: support_on reads a build's compiled
+        # code and cc_min; toolkit_predates and the arch_min requirements read a toolkit's or cuDNN's bounds.
+        codes = {((c.arch.sass, c.arch.ptx) if c.arch else None, c.cc_min): c for c in builds}
+        toolkits = {}
+        for cuda in sorted({c.cuda for c in builds if c.cuda}):
+            if (t := kb.toolkit(cuda)) is not None:
+                toolkits.setdefault((t.min_cc, t.max_cc), t)
         cudnn: dict = {}
         minimums: list = []
         for c in builds:
@@ -74,11 +79,12 @@ def _line_facts(kb: KnowledgeBase, request: Request, line: str, os_name: str) ->
             deps = framework_dependencies(kb, anonymous, c)
             for r in deps:
                 if r.name == "cudnn":
-                    cudnn.update((id(d.release), d.release) for d in cudnn_pool(kb, r.cuda) if r.is_satisfied_by(d))
+                    cudnn.update(((d.release.min_cc, d.release.max_cc), d.release) for d in cudnn_pool(kb, r.cuda)
+                                 if r.is_satisfied_by(d))
             driver = [r.minimum for r in deps if r.name == "driver" and r.minimum is not None]
             minimums.append(min(driver) if driver else None)
         wsl = wsl_driver_floor(kb, anonymous)
-        return (tuple(codes.values()), tuple(toolkits[k] for k in sorted(toolkits)), tuple(cudnn.values()),
+        return (tuple(codes.values()), tuple(toolkits.values()), tuple(cudnn.values()),
                 tuple(minimums), as_version(wsl.driver) if wsl else None)
 
     return kb.memo(key, compute)
