@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from packaging.specifiers import SpecifierSet
 
@@ -198,9 +199,18 @@ def request_signatures(kb: KnowledgeBase, request: Request) -> dict:
 
 def _cell_request(request: Request, line: str, os_name: str) -> Request:
     """The request of one cell: the line on the OS, for anonymous GPUs (every model of one kind shares it)."""
-    return replace(request, os=Os(os_name), version=line, spec=SpecifierSet(f"=={line}.*"),
-                   gpus=tuple(replace(g, name="", source="") for g in request.gpus),
+    return replace(request, os=Os(os_name), version=line, spec=_line_spec(line), gpus=_anonymous(request.gpus),
                    cpu_only=request.cpu_only or os_name == "macos", assumptions=())
+
+
+@lru_cache(maxsize=256)
+def _line_spec(line: str) -> SpecifierSet:
+    return SpecifierSet(f"=={line}.*")
+
+
+@lru_cache(maxsize=256)
+def _anonymous(gpus: tuple) -> tuple:
+    return tuple(replace(g, name="", source="") for g in gpus)
 
 
 def resolve_cell(kb: KnowledgeBase, request: Request, line: str, os_name: str, asked: int | None = None,
