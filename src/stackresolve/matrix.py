@@ -151,7 +151,7 @@ def _branch_binds(kb: KnowledgeBase, request: Request, gpu, minimums: list) -> b
 def asked_of(kb: KnowledgeBase, request: Request) -> int:
     """What a cell's answer depends on in the request, besides the line, OS and GPU signatures."""
     return _interned(kb, (request.framework, request.cpu_only, request.driver, request.python, request.arch,
-                          request.vendor, request.cudnn, request.apple_gpu))
+                          request.vendor, request.cudnn, request.apple_gpu, request.container, request.cuda_line))
 
 
 def line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> tuple[tuple, tuple]:
@@ -268,11 +268,18 @@ def _resolve_cell(kb: KnowledgeBase, cell_request: Request, line: str, os_name: 
 
 
 def build_matrix(kb: KnowledgeBase, request: Request, systems: list[str]) -> list[Cell]:
-    """One cell per line and OS; where NVIDIA's TF 1.15 build is chosen, the stock wheel's cell follows it."""
+    """One cell per line and OS; where NVIDIA's TF 1.15 build is chosen, the stock wheel's cell follows it. The
+    rows depend on the GPUs only through their compute capability and own driver (each cell is resolved for
+    anonymous GPUs and names only the compute capability), so GPU models of one compute capability share them."""
+    asked = asked_of(kb, request)
+    key = ("matrix-rows", asked, tuple(systems), tuple([(g.cc, g.driver) for g in request.gpus]))
+    return list(kb.memo(key, lambda: tuple(_build_matrix(kb, request, systems, asked))))
+
+
+def _build_matrix(kb: KnowledgeBase, request: Request, systems: list[str], asked: int) -> list[Cell]:
     cells = []
     from stackresolve.resolve.pool import release_lines
 
-    asked = asked_of(kb, request)
     nvidia = Vendor.NVIDIA.value
     signatures = request_signatures(kb, request)
     for line in [l.version for l in release_lines(kb, request.framework)]:
