@@ -12,6 +12,7 @@ from packaging.specifiers import SpecifierSet
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.rules import arch_predates, toolkit_predates
 from stackresolve.model.enums import Framework, Os, Severity, Vendor
+from stackresolve.model.values import ComputeCapability
 from stackresolve.request import Request
 from stackresolve.resolve import resolve
 from stackresolve.resolve.candidates import as_version, support_on
@@ -106,42 +107,54 @@ def _cudnn_admitted(kb: KnowledgeBase, cudnn: str | None) -> tuple:
     return kb.memo(("matrix-cudnn-admitted", cudnn), compute)
 
 
-def _gpu_signature(kb: KnowledgeBase, facts: tuple, gpu, floor, cudnn_admitted: tuple, floor_free: bool,
-                   branch_binds: bool) -> tuple[tuple, tuple]:
-    """What a resolution of one release line on one OS can depend on about a GPU, as (what the resolver's
-    decisions read, the names its messages add). GPUs with equal signatures get equal answers, so the matrix
-    resolves each signature once.
+def _gpu_facts(kb: KnowledgeBase, cc: str, driver_os: Os, cudnn: str | None) -> tuple:
+    """What a GPU signature reads of a compute capability whatever the line: (the capability, its architecture's
+    support record, its driver floor and that floor as a version, whether any toolkit and any cuDNN the request
+    admits supports it at all, the names its messages add)."""
+    table = kb.memo("matrix-gpu-facts", dict)
+    found = table.get((cc, driver_os, cudnn))
+    if found is None:
+        capability = ComputeCapability.parse(cc)
+        support = kb.arch_support_for(cc)
+        floor = compute_capability_driver_floor(kb, cc, driver_os)
+        names = ((support.architecture, support.source) if support else (),
+                 (floor[1].replace(f"compute capability {cc}", ""), floor[2]) if floor else ())
+        # the request's own requirements, tested on the whole pool before a build is chosen: only whether none
+        # passes counts
+        supported = (any(t.min_cc <= capability for t in kb.toolkits),
+                     any(low <= capability for low in _cudnn_admitted(kb, cudnn)))
+        found = table[cc, driver_os, cudnn] = (capability, support, floor, as_version(floor[0]) if floor else None,
+                                               supported, names)
+    return found
+
+
+def _gpu_signature(facts: tuple, gpu_facts: tuple, own_driver: str | None, floor_free: bool,
+                   branch_binds: bool) -> tuple:
+    """What a resolution of one release line on one OS can depend on about a GPU: what the resolver's decisions
+    read. GPUs with equal signatures get equal answers, so the matrix resolves each signature once.
 
     The decisions read the GPU only through predicates on its compute capability: how each build of the line runs
     on it (support_on: which builds are tried first and which have code for it), which of the line's CUDA toolkits
     and the cuDNN releases its builds accept still support it or predate it, whether any toolkit and any cuDNN the
     request admits supports it at all, its architecture's last driver branch where that can bind, and the GPUs'
-    driver floor (compute_capability_driver_floor) where it can raise a minimum (see line_signature). The names
+    driver floor (compute_capability_driver_floor) where it can raise a minimum (see _line_signature). The names
     (the architecture, the floor's toolkit and source) reach only an impossible cell's message."""
     builds, toolkits, cudnn, minimums, _ = facts
-    cc = gpu.capability
-    support = kb.arch_support_for(gpu.cc)
+    cc, support, floor, floor_version, supported, _ = gpu_facts
     floor_value = floor[0] if floor else None
-    if floor_free and floor is not None and all(m is not None and as_version(floor[0]) <= m for m in minimums):
+    if floor_free and floor is not None and all(m is not None and floor_version <= m for m in minimums):
         floor_value = "no higher than every build's minimum"
-    decisions = (tuple([support_on(c, cc) for c in builds]),
-                 tuple([(t.min_cc <= cc, toolkit_predates(t, cc)) for t in toolkits]),
-                 tuple(sorted({(r.min_cc <= cc, arch_predates(r.max_cc, cc)) for r in cudnn})),
-                 # the request's own requirements, tested on the whole pool before a build is chosen: only whether
-                 # none passes counts
-                 any(t.min_cc <= cc for t in kb.toolkits), any(low <= cc for low in cudnn_admitted),
-                 floor_value, gpu.driver,
-                 (support.last_branch, support.last_version) if branch_binds else bool(support))
-    names = ((support.architecture, support.source) if support else (),
-             (floor[1].replace(f"compute capability {gpu.cc}", ""), floor[2]) if floor else ())
-    return decisions, names
+    return (tuple([support_on(c, cc) for c in builds]),
+            tuple([(t.min_cc <= cc, toolkit_predates(t, cc)) for t in toolkits]),
+            tuple(sorted({(r.min_cc <= cc, arch_predates(r.max_cc, cc)) for r in cudnn})),
+            supported, floor_value, own_driver,
+            (support.last_branch, support.last_version) if branch_binds else bool(support))
 
 
-def _branch_binds(kb: KnowledgeBase, request: Request, gpu, minimums: list) -> bool:
+def _branch_binds(request: Request, support, minimums: list) -> bool:
     """Whether a GPU's last driver branch can change the answer: it is read only where no driver is named
     (LastBranch, and the newest driver the provider plans for), and only a minimum above the branch's last driver
     can meet it. The planned driver is the highest of the minimums (the builds', the GPUs' floor, WSL2's)."""
-    support = kb.arch_support_for(gpu.cc)
     if request.driver or support is None or not support.last_branch:
         return False
     branch, last = int(support.last_branch), as_version(support.last_version)
@@ -170,23 +183,23 @@ def _line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str
         return tuple([_interned(kb, (g.cc,)) for g in request.gpus]), ()
     facts = _line_facts(kb, request, line, os_name)
     driver_os = Os(os_name).driver_os
-    floors = [compute_capability_driver_floor(kb, g.cc, driver_os) for g in request.gpus]
-    minimums = [m for m in facts[3] if m is not None] + [as_version(f[0]) for f in floors if f] + \
+    gpus = [_gpu_facts(kb, g.cc, driver_os, request.cudnn) for g in request.gpus]
+    minimums = [m for m in facts[3] if m is not None] + [g[3] for g in gpus if g[3] is not None] + \
         ([facts[4]] if facts[4] else [])
-    binds = [_branch_binds(kb, request, g, minimums) for g in request.gpus]
+    binds = [_branch_binds(request, g[1], minimums) for g in gpus]
     # With no driver named or installed and no last branch that can bind, the driver candidate is the highest
     # minimum and every driver requirement accepts it: a GPUs' floor no higher than every build's own minimum is
     # then read only by raised_minimum, where it does not raise.
     floor_free = request.driver is None and not any(binds) and all(g.driver is None for g in request.gpus)
-    admitted = _cudnn_admitted(kb, request.cudnn)
-    pairs = [_gpu_signature(kb, facts, g, f, admitted, floor_free, b) for g, f, b in zip(request.gpus, floors, binds)]
+    decisions = tuple([_gpu_signature(facts, f, g.driver, floor_free, b)
+                       for g, f, b in zip(request.gpus, gpus, binds)])
     shared = [i for i, g in enumerate(request.gpus) if g.driver is None]
     newest = max(shared, key=lambda i: request.gpus[i].capability) if shared else None  # whose floor holds
     # The names are in the driver requirements' words only, and a conflict cites those only where one can fail:
     # with a driver named or installed, or a last branch that binds (otherwise the driver candidate meets them all).
     driver_can_fail = bool(request.driver) or any(binds) or any(g.driver is not None for g in request.gpus)
-    names = tuple([p[1] for p in pairs]) if driver_can_fail else ()
-    return _interned(kb, (newest,) + tuple([p[0] for p in pairs])), _interned(kb, names)
+    names = tuple([f[5] for f in gpus]) if driver_can_fail else ()
+    return _interned(kb, (newest,) + decisions), _interned(kb, names)
 
 
 def request_signatures(kb: KnowledgeBase, request: Request) -> dict:
