@@ -144,7 +144,7 @@ def _gpu_signature(facts: tuple, gpu_facts: tuple, own_driver: str | None, floor
     floor_value = floor[0] if floor else None
     if floor_free and floor is not None and all(m is not None and floor_version <= m for m in minimums):
         floor_value = "no higher than every build's minimum"
-    return (tuple([support_on(c, cc) for c in builds]),
+    return (tuple([support_on(c, cc).value for c in builds]),  # texts: they hash in C (an enum's hash is Python)
             tuple([(t.min_cc <= cc, toolkit_predates(t, cc)) for t in toolkits]),
             tuple(sorted({(r.min_cc <= cc, arch_predates(r.max_cc, cc)) for r in cudnn})),
             supported, floor_value, own_driver,
@@ -182,24 +182,28 @@ def _line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str
     if request.framework is not Framework.TENSORFLOW:
         return tuple([_interned(kb, (g.cc,)) for g in request.gpus]), ()
     facts = _line_facts(kb, request, line, os_name)
-    driver_os = Os(os_name).driver_os
-    gpus = [_gpu_facts(kb, g.cc, driver_os, request.cudnn) for g in request.gpus]
+    gpus = [_gpu_facts(kb, g.cc, _driver_os(os_name), request.cudnn) for g in request.gpus]
     minimums = [m for m in facts[3] if m is not None] + [g[3] for g in gpus if g[3] is not None] + \
         ([facts[4]] if facts[4] else [])
     binds = [_branch_binds(request, g[1], minimums) for g in gpus]
+    own_drivers = any(g.driver is not None for g in request.gpus)
     # With no driver named or installed and no last branch that can bind, the driver candidate is the highest
     # minimum and every driver requirement accepts it: a GPUs' floor no higher than every build's own minimum is
     # then read only by raised_minimum, where it does not raise.
-    floor_free = request.driver is None and not any(binds) and all(g.driver is None for g in request.gpus)
+    floor_free = request.driver is None and not any(binds) and not own_drivers
     decisions = tuple([_gpu_signature(facts, f, g.driver, floor_free, b)
                        for g, f, b in zip(request.gpus, gpus, binds)])
     shared = [i for i, g in enumerate(request.gpus) if g.driver is None]
-    newest = max(shared, key=lambda i: request.gpus[i].capability) if shared else None  # whose floor holds
+    newest = max(shared, key=lambda i: gpus[i][0]) if len(shared) > 1 else shared[0] if shared else None
     # The names are in the driver requirements' words only, and a conflict cites those only where one can fail:
     # with a driver named or installed, or a last branch that binds (otherwise the driver candidate meets them all).
-    driver_can_fail = bool(request.driver) or any(binds) or any(g.driver is not None for g in request.gpus)
-    names = tuple([f[5] for f in gpus]) if driver_can_fail else ()
-    return _interned(kb, (newest,) + decisions), _interned(kb, names)
+    names = tuple([f[5] for f in gpus]) if request.driver or own_drivers or any(binds) else ()
+    return _interned(kb, (newest, decisions)), _interned(kb, names)
+
+
+@lru_cache(maxsize=8)
+def _driver_os(os_name: str) -> Os:
+    return Os(os_name).driver_os
 
 
 def request_signatures(kb: KnowledgeBase, request: Request) -> dict:
