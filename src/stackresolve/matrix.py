@@ -74,15 +74,15 @@ def _line_facts(kb: KnowledgeBase, request: Request, line: str, os_name: str) ->
             if (t := kb.toolkit(cuda)) is not None:
                 toolkits.setdefault((t.min_cc, t.max_cc), t)
         cudnn: dict = {}
-        cudnn_asked: set = set()  # the cuDNN requirements' keys: equal keys accept the same releases
+        cudnn_keys: set = set()  # the cuDNN requirements' keys: equal keys accept the same releases
         minimums: list = []
         for c in builds:
             if not c.gpu:
                 continue
             deps = framework_dependencies(kb, anonymous, c)
             for r in deps:
-                if r.name == "cudnn" and r.key not in cudnn_asked:
-                    cudnn_asked.add(r.key)
+                if r.name == "cudnn" and r.key not in cudnn_keys:
+                    cudnn_keys.add(r.key)
                     cudnn.update(((d.release.min_cc, d.release.max_cc), d.release) for d in cudnn_pool(kb, r.cuda)
                                  if r.is_satisfied_by(d))
             driver = [r.minimum for r in deps if r.name == "driver" and r.minimum is not None]
@@ -95,8 +95,8 @@ def _line_facts(kb: KnowledgeBase, request: Request, line: str, os_name: str) ->
 
 
 def _cudnn_admitted(kb: KnowledgeBase, cudnn: str | None) -> tuple:
-    """The cuDNN releases the request's own requirements admit (--cudnn): the request fails at once when none of
-    them supports the GPU."""
+    """The lowest compute capabilities (arch_min) of the cuDNN releases the request's own requirements admit
+    (--cudnn): the request fails at once when none of them supports the GPU."""
     def compute() -> tuple:
         from stackresolve.resolve.candidates import cudnn_pool
         from stackresolve.resolve.requirements import CudnnAsked
