@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from packaging.specifiers import SpecifierSet
 
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.knowledge.rules import arch_predates, classify_support
+from stackresolve.knowledge.rules import arch_predates, toolkit_predates
 from stackresolve.model.enums import Framework, Os, Severity, Vendor
+from stackresolve.model.values import ComputeCapability
 from stackresolve.request import Request
 from stackresolve.resolve import resolve
-from stackresolve.resolve.nvidia import NVIDIA_GPU_FLOOR
+from stackresolve.resolve.candidates import as_version, support_on
+from stackresolve.resolve.provider import compute_capability_driver_floor, wsl_driver_floor
 
 
 @dataclass(frozen=True)
@@ -41,81 +44,214 @@ class Cell:
         return doc
 
 
-def gpu_signature(kb: KnowledgeBase, line: str, gpu, framework: Framework = Framework.TENSORFLOW) -> tuple:
-    """What a resolution for one release line can depend on about a GPU: its support class for the line's
-    compiled code, which side of every CUDA/cuDNN architecture bound it falls on, and its driver branch limit.
-    GPUs with equal signatures get equal answers, so the matrix resolves each signature once. (PyTorch and JAX
-    lines: the compute capability itself.) Signatures come as small numbers, one per distinct signature: a cell's
-    memo key is hashed in every cell, and the signature itself holds dozens of values."""
-    if framework is not Framework.TENSORFLOW:
-        return (gpu.cc,)
-    signatures = kb.memo("gpu-signatures", dict)
-    found = signatures.get((line, gpu.cc))
-    if found is None:
-        found = signatures[line, gpu.cc] = _interned(kb, _gpu_signature(kb, line, gpu))
-    return found
-
-
 def _interned(kb: KnowledgeBase, value: tuple) -> int:
     """The same number for equal values, for the life of the knowledge base."""
     numbers = kb.memo("matrix-interned", dict)
     return numbers.setdefault(value, len(numbers))
 
 
-def _gpu_signature(kb: KnowledgeBase, line: str, gpu) -> tuple:
-    lows, highs, toolkit_highs = kb.memo("arch-bounds", lambda: (
-        sorted({r.min_cc for r in (*kb.toolkits, *kb.cudnn)}), sorted({r.max_cc for r in (*kb.toolkits, *kb.cudnn)}),
-        sorted({t.max_cc for t in kb.toolkits})))
-    cc = gpu.capability
-    support = kb.arch_support_for(gpu.cc)
-    # Every release and OS variant of the line: the best the resolver could pick depends on all of them.
-    by_line = kb.memo("compiled-archs-by-line", lambda: _by_line(kb.compiled_archs))
-    variants = tuple([classify_support(a, cc) for a in by_line.get(line, ())])
-    if line == "1.15":  # NVIDIA's builds: compute capability 6.0 up to their CUDA's newest architecture
-        variants += (cc >= NVIDIA_GPU_FLOOR,)
-    # The GPUs' driver floor reads which toolkits target the GPU at all (max_cc >= cc: sm_86 came with CUDA 11.1,
-    # sm_89 with 11.8) and names the architecture; arch_predates alone (a newer major) does not tell 8.6 from 8.9.
-    return (variants, tuple(cc >= low for low in lows), tuple(arch_predates(high, cc) for high in highs),
-            tuple(high >= cc for high in toolkit_highs),
-            (support.architecture, support.last_branch, support.last_version) if support else ())
+def _line_facts(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> tuple:
+    """(the line's builds with distinct compiled code, its CUDA toolkits, the cuDNN releases its builds accept,
+    every GPU build's driver minimum or None where one has none, WSL2's driver floor) for one OS: what a GPU
+    signature tests."""
+    key = ("matrix-line-facts", line, os_name, request.framework, request.arch, request.cpu_only,
+           request.apple_gpu is not None)
+
+    def compute() -> tuple:
+        from stackresolve.resolve.candidates import cudnn_pool
+        from stackresolve.resolve.pool import line_candidates, release_lines
+        from stackresolve.resolve.provider import framework_dependencies
+
+        # Without GPUs: the requirements a build brings that the signature reads do not depend on them.
+        anonymous = replace(_cell_request(request, line, os_name), gpus=())
+        release_line = next(l for l in release_lines(kb, request.framework) if l.version == line)
+        builds = line_candidates(kb, anonymous, release_line)
+        # One representative per distinct value of what the signature tests: support_on reads a build's compiled
+        # code and cc_min; toolkit_predates and the arch_min requirements read a toolkit's or cuDNN's bounds.
+        codes = {((c.arch.sass, c.arch.ptx) if c.arch else None, c.cc_min): c for c in builds}
+        toolkits = {}
+        for cuda in sorted({c.cuda for c in builds if c.cuda}):
+            if (t := kb.toolkit(cuda)) is not None:
+                toolkits.setdefault((t.min_cc, t.max_cc), t)
+        cudnn: dict = {}
+        cudnn_keys: set = set()  # the cuDNN requirements' keys: equal keys accept the same releases
+        minimums: list = []
+        for c in builds:
+            if not c.gpu:
+                continue
+            deps = framework_dependencies(kb, anonymous, c)
+            for r in deps:
+                if r.name == "cudnn" and r.key not in cudnn_keys:
+                    cudnn_keys.add(r.key)
+                    cudnn.update(((d.release.min_cc, d.release.max_cc), d.release) for d in cudnn_pool(kb, r.cuda)
+                                 if r.is_satisfied_by(d))
+            driver = [r.minimum for r in deps if r.name == "driver" and r.minimum is not None]
+            minimums.append(min(driver) if driver else None)
+        wsl = wsl_driver_floor(kb, anonymous)
+        return (tuple(codes.values()), tuple(toolkits.values()), tuple(cudnn.values()),
+                tuple(minimums), as_version(wsl.driver) if wsl else None)
+
+    return kb.memo(key, compute)
+
+
+def _cudnn_admitted(kb: KnowledgeBase, cudnn: str | None) -> tuple:
+    """The lowest compute capabilities (arch_min) of the cuDNN releases the request's own requirements admit
+    (--cudnn): the request fails at once when none of them supports the GPU."""
+    def compute() -> tuple:
+        from stackresolve.resolve.candidates import cudnn_pool
+        from stackresolve.resolve.requirements import CudnnAsked
+
+        asked = CudnnAsked(cudnn) if cudnn else None
+        return tuple({c.release.min_cc for c in cudnn_pool(kb, None) if asked is None or asked.is_satisfied_by(c)})
+
+    return kb.memo(("matrix-cudnn-admitted", cudnn), compute)
+
+
+def _gpu_facts(kb: KnowledgeBase, cc: str, driver_os: Os, cudnn: str | None) -> tuple:
+    """What a GPU signature reads of a compute capability whatever the line: (the capability, its architecture's
+    support record, its driver floor and that floor as a version, whether any toolkit and any cuDNN the request
+    admits supports it at all, the names its messages add)."""
+    table = kb.memo("matrix-gpu-facts", dict)
+    found = table.get((cc, driver_os, cudnn))
+    if found is None:
+        capability = ComputeCapability.parse(cc)
+        support = kb.arch_support_for(cc)
+        floor = compute_capability_driver_floor(kb, cc, driver_os)
+        names = ((support.architecture, support.source) if support else (),
+                 (floor[1].replace(f"compute capability {cc}", ""), floor[2]) if floor else ())
+        # the request's own requirements, tested on the whole pool before a build is chosen: only whether none
+        # passes counts
+        supported = (any(t.min_cc <= capability for t in kb.toolkits),
+                     any(low <= capability for low in _cudnn_admitted(kb, cudnn)))
+        found = table[cc, driver_os, cudnn] = (capability, support, floor, as_version(floor[0]) if floor else None,
+                                               supported, names)
+    return found
+
+
+def _gpu_signature(facts: tuple, gpu_facts: tuple, own_driver: str | None, floor_free: bool,
+                   branch_binds: bool) -> tuple:
+    """What a resolution of one release line on one OS can depend on about a GPU: what the resolver's decisions
+    read. GPUs with equal signatures get equal answers, so the matrix resolves each signature once.
+
+    The decisions read the GPU only through predicates on its compute capability: how each build of the line runs
+    on it (support_on: which builds are tried first and which have code for it), which of the line's CUDA toolkits
+    and the cuDNN releases its builds accept still support it or predate it, whether any toolkit and any cuDNN the
+    request admits supports it at all, its architecture's last driver branch where that can bind, and the GPUs'
+    driver floor (compute_capability_driver_floor) where it can raise a minimum (see _line_signature). The names
+    (the architecture, the floor's toolkit and source) reach only an impossible cell's message."""
+    builds, toolkits, cudnn, minimums, _ = facts
+    cc, support, floor, floor_version, supported, _ = gpu_facts
+    floor_value = floor[0] if floor else None
+    if floor_free and floor is not None and all(m is not None and floor_version <= m for m in minimums):
+        floor_value = "no higher than every build's minimum"
+    return (tuple([support_on(c, cc).value for c in builds]),  # texts: they hash in C (an enum's hash is Python)
+            tuple([(t.min_cc <= cc, toolkit_predates(t, cc)) for t in toolkits]),
+            tuple(sorted({(r.min_cc <= cc, arch_predates(r.max_cc, cc)) for r in cudnn})),
+            supported, floor_value, own_driver,
+            (support.last_branch, support.last_version) if branch_binds else bool(support))
+
+
+def _branch_binds(request: Request, support, minimums: list) -> bool:
+    """Whether a GPU's last driver branch can change the answer: it is read only where no driver is named
+    (LastBranch, and the newest driver the provider plans for), and only a minimum above the branch's last driver
+    can meet it. The planned driver is the highest of the minimums (the builds', the GPUs' floor, WSL2's)."""
+    if request.driver or support is None or not support.last_branch:
+        return False
+    branch, last = int(support.last_branch), as_version(support.last_version)
+    return not all(m.release[0] <= branch and m <= last for m in minimums)
 
 
 def asked_of(kb: KnowledgeBase, request: Request) -> int:
     """What a cell's answer depends on in the request, besides the line, OS and GPU signatures."""
     return _interned(kb, (request.framework, request.cpu_only, request.driver, request.python, request.arch,
-                          request.vendor, request.cudnn, request.apple_gpu))
+                          request.vendor, request.cudnn, request.apple_gpu, request.container, request.cuda_line))
 
 
-def line_signature(kb: KnowledgeBase, request: Request, line: str) -> tuple:
-    return tuple([gpu_signature(kb, line, g, request.framework) for g in request.gpus])
+def line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> tuple[tuple, tuple]:
+    """The request's GPUs' signatures for one line and OS: (what the decisions read, what the messages name), as
+    small numbers, one per distinct signature (a cell's memo key is hashed in every cell). PyTorch and JAX lines:
+    the compute capabilities themselves."""
+    signatures = request_signatures(kb, request)
+    found = signatures.get((line, os_name))
+    if found is None:
+        found = signatures[line, os_name] = _line_signature(kb, request, line, os_name)
+    return found
 
 
-def _by_line(archs) -> dict[str, list]:
-    out: dict[str, list] = {}
-    for a in archs:
-        out.setdefault(a.line, []).append(a)
-    return out
+def _line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> tuple[tuple, tuple]:
+    if request.framework is not Framework.TENSORFLOW:
+        return tuple([_interned(kb, (g.cc,)) for g in request.gpus]), ()
+    facts = _line_facts(kb, request, line, os_name)
+    gpus = [_gpu_facts(kb, g.cc, _driver_os(os_name), request.cudnn) for g in request.gpus]
+    minimums = [m for m in facts[3] if m is not None] + [g[3] for g in gpus if g[3] is not None] + \
+        ([facts[4]] if facts[4] else [])
+    binds = [_branch_binds(request, g[1], minimums) for g in gpus]
+    own_drivers = any(g.driver is not None for g in request.gpus)
+    # With no driver named or installed and no last branch that can bind, the driver candidate is the highest
+    # minimum and every driver requirement accepts it: a GPUs' floor no higher than every build's own minimum is
+    # then read only by raised_minimum, where it does not raise.
+    floor_free = request.driver is None and not any(binds) and not own_drivers
+    decisions = tuple([_gpu_signature(facts, f, g.driver, floor_free, b)
+                       for g, f, b in zip(request.gpus, gpus, binds)])
+    shared = [i for i, g in enumerate(request.gpus) if g.driver is None]
+    newest = max(shared, key=lambda i: gpus[i][0]) if len(shared) > 1 else shared[0] if shared else None
+    # The names are in the driver requirements' words only, and a conflict cites those only where one can fail:
+    # with a driver named or installed, or a last branch that binds (otherwise the driver candidate meets them all).
+    names = tuple([f[5] for f in gpus]) if request.driver or own_drivers or any(binds) else ()
+    return _interned(kb, (newest, decisions)), _interned(kb, names)
+
+
+@lru_cache(maxsize=8)
+def _driver_os(os_name: str) -> Os:
+    return Os(os_name).driver_os
+
+
+def request_signatures(kb: KnowledgeBase, request: Request) -> dict:
+    """{(line, os): line_signature} for the request's GPUs, filled as the cells are resolved: looked up once per
+    matrix, as a cell's memo key is."""
+    key = ("matrix-signatures", request.framework, tuple([(g.cc, g.driver) for g in request.gpus]), request.arch,
+           request.cpu_only, request.apple_gpu is not None, request.driver, request.cudnn)
+    return kb.memo(key, dict)
+
+
+def _cell_request(request: Request, line: str, os_name: str) -> Request:
+    """The request of one cell: the line on the OS, for anonymous GPUs (every model of one kind shares it)."""
+    return replace(request, os=Os(os_name), version=line, spec=_line_spec(line), gpus=_anonymous(request.gpus),
+                   cpu_only=request.cpu_only or os_name == "macos", assumptions=())
+
+
+@lru_cache(maxsize=256)
+def _line_spec(line: str) -> SpecifierSet:
+    return SpecifierSet(f"=={line}.*")
+
+
+@lru_cache(maxsize=256)
+def _anonymous(gpus: tuple) -> tuple:
+    return tuple(replace(g, name="", source="") for g in gpus)
 
 
 def resolve_cell(kb: KnowledgeBase, request: Request, line: str, os_name: str, asked: int | None = None,
                  signature: tuple | None = None) -> Cell:
-    """`asked` and `signature`, where given, are asked_of(request) and line_signature(request, line)."""
-    # Resolved for anonymous GPUs and memoized by signature: every model of one kind shares the answer.
-    if signature is None:
-        signature = line_signature(kb, request, line)
-    key = ("matrix-cell", asked_of(kb, request) if asked is None else asked, line, os_name, signature)
+    """`asked` and `signature`, where given, are asked_of(request) and line_signature(request, line, os_name)."""
+    # Memoized by the GPUs' signatures: every GPU whose signature is equal shares the answer.
+    decisions, names = line_signature(kb, request, line, os_name) if signature is None else signature
+    key = ("matrix-cell", asked_of(kb, request) if asked is None else asked, line, os_name, decisions)
     cells = kb.memo("matrix-cells", dict)
-    cell = cells.get(key)
-    if cell is None:
-        cell = cells[key] = _resolve_cell(kb, replace(
-            request, os=Os(os_name), version=line, spec=SpecifierSet(f"=={line}.*"),
-            gpus=tuple(replace(g, name="", source="") for g in request.gpus),
-            cpu_only=request.cpu_only or os_name == "macos", assumptions=()), line, os_name)
-    if cell.status == "impossible" and request.gpus:
-        # The shared answer's message names the GPU it was resolved for; name this one.
-        first = kb.memo(key + ("gpus",), lambda: request.gpus)
-        cell = kb.memo(key + tuple(g.cc for g in request.gpus), lambda: _named(cell, request.gpus, first))
-    return cell
+    found = cells.get(key)
+    if found is None:
+        found = cells[key] = (_resolve_cell(kb, _cell_request(request, line, os_name), line, os_name), request.gpus)
+        cells[key + (names,)] = found
+    if found[0].status == "impossible" and request.gpus:
+        # The message names the GPUs' architecture and driver floor, which no decision reads: shared only between
+        # GPUs that name the same, then renamed to this one's compute capability.
+        named_key = key + (names,)
+        found = cells.get(named_key)
+        if found is None:
+            found = cells[named_key] = (_resolve_cell(kb, _cell_request(request, line, os_name), line, os_name),
+                                        request.gpus)
+        cell, first = found
+        return kb.memo(named_key + tuple(g.cc for g in request.gpus), lambda: _named(cell, request.gpus, first))
+    return found[0]
 
 
 def _named(cell: Cell, gpus: tuple, first: tuple) -> Cell:
@@ -149,15 +285,23 @@ def _resolve_cell(kb: KnowledgeBase, cell_request: Request, line: str, os_name: 
 
 
 def build_matrix(kb: KnowledgeBase, request: Request, systems: list[str]) -> list[Cell]:
-    """One cell per line and OS; where NVIDIA's TF 1.15 build is chosen, the stock wheel's cell follows it."""
+    """One cell per line and OS; where NVIDIA's TF 1.15 build is chosen, the stock wheel's cell follows it. The
+    rows depend on the GPUs only through their compute capability and own driver (each cell is resolved for
+    anonymous GPUs and names only the compute capability), so GPU models of one compute capability share them."""
+    asked = asked_of(kb, request)
+    key = ("matrix-rows", asked, tuple(systems), tuple([(g.cc, g.driver) for g in request.gpus]))
+    return list(kb.memo(key, lambda: tuple(_build_matrix(kb, request, systems, asked))))
+
+
+def _build_matrix(kb: KnowledgeBase, request: Request, systems: list[str], asked: int) -> list[Cell]:
     cells = []
     from stackresolve.resolve.pool import release_lines
 
-    asked = asked_of(kb, request)
     nvidia = Vendor.NVIDIA.value
+    signatures = request_signatures(kb, request)
     for line in [l.version for l in release_lines(kb, request.framework)]:
-        signature = line_signature(kb, request, line)
         for os_name in systems:
+            signature = signatures.get((line, os_name)) or line_signature(kb, request, line, os_name)
             cell = resolve_cell(kb, request, line, os_name, asked, signature)
             cells.append(cell)
             if cell.vendor == nvidia and request.vendor is None:

@@ -162,9 +162,11 @@ def newest_lines_first(lines: Iterable[tuple[str, str]]) -> list[ReleaseLine]:
     return sorted((ReleaseLine(v, s) for v, s in sources.items()), key=lambda l: l.key, reverse=True)
 
 
+@lru_cache(maxsize=8192)
 def support_on(candidate: FrameworkCandidate, gpu: ComputeCapability) -> GpuSupport:
     """How a build runs on a GPU of compute capability `cc`: from the architectures compiled into it, and below
-    the lowest compute capability its framework's docs support, not at all."""
+    the lowest compute capability its framework's docs support, not at all. Remembered per build (candidates are
+    immutable and equal only to themselves): the resolver asks it of every build in every cell of a matrix."""
     if candidate.cc_min and gpu < ComputeCapability.parse(candidate.cc_min):
         return GpuSupport.UNSUPPORTED
     return classify_support(candidate.arch, gpu)

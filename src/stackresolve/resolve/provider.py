@@ -138,10 +138,12 @@ class StackProvider(AbstractProvider):
     def get_dependencies(self, candidate):
         if not isinstance(candidate, FrameworkCandidate):
             return ()
-        # What a build requires depends on the request through these fields only (framework_dependencies).
+        # What a build requires depends on the request through these fields only (framework_dependencies): of the
+        # GPUs, whether the build has machine code for all of them (minor-version compatibility), and for NVIDIA's
+        # builds their names (forward compatibility on data-center GPUs).
         request = self.request
         key = ("framework_dependencies", candidate, request.os, request.wheel_platform, request.cudnn,
-               tuple([(g.cc, g.name) for g in request.gpus]))
+               all_native(request, candidate), tuple([g.name for g in request.gpus]) if candidate.nvidia else ())
         return self.kb.memo(key, lambda: tuple(framework_dependencies(self.kb, request, candidate)))
 
     def _driver_candidate(self, reqs: list[DriverRequirement]) -> DriverCandidate:
