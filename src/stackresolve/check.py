@@ -212,7 +212,7 @@ def parse_full_lock(text: str, name: str) -> dict[str, str]:
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import canonicalize_name
 
-    from stackresolve.model.numbers import parse_version
+    from stackresolve.model.numbers import MAX_PIN_DIGITS, parse_version
     from stackresolve.request import InputError
 
     pins: dict[str, str] = {}
@@ -231,7 +231,7 @@ def parse_full_lock(text: str, name: str) -> dict[str, str]:
         if len(exact) != 1:
             raise InputError(f"{name}: line {number} does not pin one version ({requirement[:80]!r}); a full lock "
                              f"pins every package with ==")
-        if parse_version(exact[0]) is None:
+        if parse_version(exact[0], MAX_PIN_DIGITS) is None:
             raise InputError(f"{name}: line {number} pins no version ({requirement[:80]!r})")
         pins[canonicalize_name(req.name)] = exact[0]
     if not pins:

@@ -132,6 +132,17 @@ def test_check_compares_every_pinned_package():
     assert {d.component for d in missing.differences} == {"absl-py", "nvidia-cuda-runtime-cu12", "nvidia-cudnn-cu12"}
 
 
+def test_a_nightly_pin_numbered_by_date_and_hour_is_read():
+    """uv's full lock of TensorFlow 2.5 for Linux (`--network` run of 2026-11-27) pins keras-nightly
+    2.5.0.dev2021032900, tensorflow 2.5's own requirement, whose last part has 10 digits: more than any driver or
+    framework version part, and still a version; `check` read it as "pins no version" until then."""
+    pins = parse_full_lock("keras-nightly==2.5.0.dev2021032900 \\\n    --hash=sha256:" + "3" * 64 + "\n"
+                           "    # via tensorflow\n", "requirements.txt")
+    assert pins == {"keras-nightly": "2.5.0.dev2021032900"}
+    with pytest.raises(InputError, match="pins no version"):
+        parse_full_lock("absl-py==1." + "9" * 4400 + "\n", "requirements.txt")
+
+
 def test_a_lock_that_pins_nothing_is_bad_input():
     with pytest.raises(InputError, match="does not pin one version"):
         parse_full_lock("tensorflow>=2\n", "requirements.txt")

@@ -5,7 +5,9 @@
   compare as 8.6. A pattern that reads numbers from outside uses DIGITS, never `\\d`.
 - At most MAX_DIGITS digits a part: `int()` refuses strings of more than 4300 digits (CPython's guard against
   quadratic conversion), and no part of a driver, CUDA, cuDNN, Python or framework version has more than 8
-  digits (a date).
+  digits (a date). A full lock pins every project the framework pulls in, and some number their nightly builds by
+  date and hour: the index's keras-nightly 2.5.0.dev2021032900 (in TensorFlow 2.5's requirements) has a part of
+  10 digits; a pin of a full lock may have up to MAX_PIN_DIGITS.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import re
 
 MAX_DIGITS = 9
+MAX_PIN_DIGITS = 20
 NUMBER = f"[0-9]{{1,{MAX_DIGITS}}}"  # one version part
 DOTTED = re.compile(rf"{NUMBER}(?:\.{NUMBER})+")  # "535.104.05", "12.4": two parts or more
 
@@ -22,9 +25,9 @@ def is_dotted_version(text: str | None) -> bool:
     return isinstance(text, str) and DOTTED.fullmatch(text) is not None
 
 
-def has_oversized_number(text: str) -> bool:
+def has_oversized_number(text: str, max_digits: int = MAX_DIGITS) -> bool:
     """Whether `text` holds a run of digits (of any script) longer than a version part can be."""
-    return re.search(rf"\d{{{MAX_DIGITS + 1},}}", text) is not None
+    return re.search(rf"\d{{{max_digits + 1},}}", text) is not None
 
 
 def quoted(text: str, limit: int = 40) -> str:
@@ -35,11 +38,12 @@ def quoted(text: str, limit: int = 40) -> str:
     return f"{text[:limit]!r}... ({len(text)} characters)"
 
 
-def parse_version(text: str):
-    """packaging's Version of a version read from outside, or None when it is none or breaks the rule."""
+def parse_version(text: str, max_digits: int = MAX_DIGITS):
+    """packaging's Version of a version read from outside, or None when it is none or breaks the rule (parts of at
+    most `max_digits` digits: MAX_PIN_DIGITS for any project's pin in a full lock)."""
     from packaging.version import InvalidVersion, Version
 
-    if not text.isascii() or has_oversized_number(text):
+    if not text.isascii() or has_oversized_number(text, max_digits):
         return None
     try:
         return Version(text)
