@@ -3,9 +3,9 @@ document a test makes the CLI print.
 
 The tests are laid out like the code: tests/<part>/ specifies src/stackresolve/<part> (cli, detect, doctor, emit,
 explain, fleet, index (index.py, refresh.py), install, knowledge, lock (lock.py, fulllock.py, check.py, matrix.py,
-browse.py), model, plan, resolve (with request.py and flags.py)). tests/cross_cutting/ holds what no one part owns: one answer
-across every format (coherence, one_answer), hostile input, the import layers, the JSON schemas, the README's
-commands, and plans installed by pip against the real index (network). Shared helpers sit at tests/ (locations,
+browse.py), model, plan, resolve (with request.py and flags.py)). tests/cross_cutting/ holds what no one part
+owns: one answer across every format (coherence, one_answer), hostile input, the import layers, the JSON schemas,
+the README's commands, and plans installed by pip against the real index (network). Shared helpers sit at tests/ (locations,
 plan_reading, schema_check); fixtures under tests/fixtures/ with their provenance."""
 
 import pytest
