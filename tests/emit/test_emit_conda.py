@@ -16,14 +16,11 @@ from __future__ import annotations
 import pytest
 import yaml
 
-try:  # Python >= 3.11
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
+from locations import read_constraints
+from plan_reading import requirement_lines
 from stackresolve.plan import conda as conda_plan
 from stackresolve.knowledge.channels import parse_conda
-from stackresolve.knowledge.loader import constraints_dir, knowledge
+from stackresolve.knowledge.loader import knowledge
 from stackresolve.request import InputError
 from stackresolve.resolve import resolve
 from stackresolve.flags import Flags, request_from_flags
@@ -37,15 +34,6 @@ def render_conda(resolution, kb, **options):
     return render_plan("conda", resolution, kb, PlanOptions(**options))
 
 
-def requirement_lines(resolution):
-    from stackresolve.plan import pip as pip_plan
-
-    return list(pip_plan.decide(resolution).requirements)
-
-
-def read_constraints(name: str) -> dict:
-    with open(constraints_dir() / name, "rb") as handle:
-        return tomllib.load(handle)
 
 
 @pytest.fixture(scope="module")

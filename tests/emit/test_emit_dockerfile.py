@@ -27,7 +27,7 @@ from stackresolve.knowledge.loader import constraints_dir, knowledge
 from stackresolve.resolve import resolve
 from stackresolve.flags import Flags, request_from_flags
 
-from plan_reading import base_record, from_image, python_run_by
+from plan_reading import base_record, from_image, python_run_by, requirement_lines
 
 
 def render_dockerfile(resolution, kb, **options):
@@ -37,11 +37,6 @@ def render_dockerfile(resolution, kb, **options):
 
     return render_plan("dockerfile", resolution, kb, PlanOptions(**options))
 
-
-def requirement_lines(resolution):
-    from stackresolve.plan import pip as pip_plan
-
-    return list(pip_plan.decide(resolution).requirements)
 
 
 def docker_doc() -> dict:

@@ -23,6 +23,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from plan_reading import requirement_lines
 from stackresolve.emit import powershell
 from stackresolve.knowledge.fields import KnowledgeError
 from stackresolve.knowledge.install_facts import parse_windows
@@ -38,11 +39,6 @@ def render_powershell(resolution, kb, **options):
 
     return render_plan("powershell", resolution, kb, PlanOptions(**options))
 
-
-def requirement_lines(resolution):
-    from stackresolve.plan import pip as pip_plan
-
-    return list(pip_plan.decide(resolution).requirements)
 
 SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"
 
