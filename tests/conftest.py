@@ -29,6 +29,14 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session")
+def kb():
+    """The shipped knowledge base, loaded once for the run (tests that need another define their own)."""
+    from stackresolve.knowledge.loader import knowledge
+
+    return knowledge()
+
+
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     """A private knowledge cache folder for the test (the snapshot is written and read there)."""

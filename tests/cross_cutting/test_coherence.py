@@ -10,12 +10,10 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
 import yaml
 
 from stackresolve.check import FACTS, check_lock
 from stackresolve.emit import all_plans
-from stackresolve.knowledge.loader import knowledge
 from stackresolve.lock import parse_lock
 from stackresolve.model.enums import Delivery
 from stackresolve.flags import Flags, request_from_flags
@@ -27,10 +25,6 @@ from plan_reading import python_run_by
 GPUS = ("Tesla K80", "GeForce GTX 1080", "GeForce RTX 3090", "H100")
 SYSTEMS = ("linux", "windows", "wsl2")
 
-
-@pytest.fixture(scope="module")
-def kb():
-    return knowledge()
 
 
 def cases(kb):

@@ -9,14 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from stackresolve.cli import app
-from stackresolve.knowledge.loader import knowledge
 from stackresolve.flags import Flags, request_from_flags
 from stackresolve.resolve import resolve
 
-
-@pytest.fixture(scope="module")
-def kb():
-    return knowledge()
 
 
 @pytest.fixture

@@ -27,7 +27,6 @@ import pytest
 from locations import read_constraints, tool
 from stackresolve.plan import apt as apt_plan
 from stackresolve.knowledge.channels import parse_apt
-from stackresolve.knowledge.loader import knowledge
 from stackresolve.resolve import resolve
 from stackresolve.flags import Flags, request_from_flags
 
@@ -41,10 +40,6 @@ def render_apt(resolution, kb, **options):
 
 
 
-
-@pytest.fixture(scope="module")
-def kb():
-    return knowledge()
 
 
 def resolution_for(kb, tf: str, os_name: str, gpu: str | None = "GTX 1080 Ti", cpu: bool = False):

@@ -20,7 +20,6 @@ from locations import read_constraints
 from plan_reading import requirement_lines
 from stackresolve.plan import conda as conda_plan
 from stackresolve.knowledge.channels import parse_conda
-from stackresolve.knowledge.loader import knowledge
 from stackresolve.request import InputError
 from stackresolve.resolve import resolve
 from stackresolve.flags import Flags, request_from_flags
@@ -35,10 +34,6 @@ def render_conda(resolution, kb, **options):
 
 
 
-
-@pytest.fixture(scope="module")
-def kb():
-    return knowledge()
 
 
 def resolution_for(kb, tf: str, os_name: str, cpu: bool = False):

@@ -48,10 +48,6 @@ def images():
     return parse_docker(docker_doc())
 
 
-@pytest.fixture(scope="module")
-def kb():
-    return knowledge()
-
 
 def plan(kb, **flags):
     resolution = resolve(kb, request_from_flags(kb, Flags(**flags), None))

@@ -52,10 +52,6 @@ def facts():
     return parse_windows(windows_doc())
 
 
-@pytest.fixture(scope="module")
-def kb():
-    return knowledge()
-
 
 def script(kb, **flags):
     resolution = resolve(kb, request_from_flags(kb, Flags(**flags), None))

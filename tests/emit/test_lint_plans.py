@@ -21,7 +21,6 @@ import pytest
 
 from locations import tool
 from stackresolve.emit import FormatRefused, render_plan
-from stackresolve.knowledge.loader import knowledge
 from stackresolve.plan import PlanOptions
 from stackresolve.flags import Flags, request_from_flags
 from stackresolve.resolve import resolve
@@ -68,10 +67,6 @@ def rendered(kb, fmt: str, tmp_path: Path, *, one_per_shape: bool = False, **opt
         paths.append(path)
     return paths
 
-
-@pytest.fixture(scope="module")
-def kb():
-    return knowledge()
 
 
 def test_every_dockerfile_passes_hadolint(kb, tmp_path):

@@ -35,7 +35,6 @@ from stackresolve.explain import (
     requested_stack,
 )
 from stackresolve.knowledge.errors import parse_error_knowledge, parse_errors
-from stackresolve.knowledge.loader import knowledge
 import locations
 
 ROOT = locations.REPO
@@ -54,10 +53,6 @@ def doc() -> dict:
 def errors(doc):
     return parse_error_knowledge(doc)
 
-
-@pytest.fixture(scope="module")
-def kb():
-    return knowledge()
 
 
 def request(text: str, errors, kb, overrides: FixOverrides | None = None) -> FixRequest:

@@ -30,7 +30,7 @@ from stackresolve.explain import (
     render_text,
 )
 from stackresolve.knowledge.errors import FRAMEWORKS, parse_errors
-from stackresolve.knowledge.loader import error_knowledge, knowledge
+from stackresolve.knowledge.loader import error_knowledge
 import locations
 
 ROOT = locations.REPO
@@ -44,10 +44,6 @@ NEW_FRAMEWORKS = ("pytorch", "jax")
 def errors():
     return error_knowledge()
 
-
-@pytest.fixture(scope="module")
-def kb():
-    return knowledge()
 
 
 @lru_cache(maxsize=1)

@@ -6,16 +6,12 @@ import pytest
 from packaging.version import Version
 
 from stackresolve.knowledge.base import normalize_gpu_name
-from stackresolve.knowledge.loader import constraints_dir, knowledge, read_toml
+from stackresolve.knowledge.loader import constraints_dir, read_toml
 from stackresolve.knowledge.rules import cuda_line_fits
 from stackresolve.model.values import ComputeCapability
 
 TOML_FILES = sorted(p.name for p in Path(constraints_dir()).glob("*.toml"))
 
-
-@pytest.fixture(scope="module")
-def kb():
-    return knowledge()
 
 
 @pytest.mark.parametrize("name", TOML_FILES)

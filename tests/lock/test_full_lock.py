@@ -11,7 +11,6 @@ import pytest
 from stackresolve.check import check_full_lock, parse_full_lock
 from stackresolve.detect.model import Machine, OSInfo, PackageInfo, PythonInfo
 from stackresolve.fulllock import FullLock, LockUnavailable, compile_lock, cuda_wheels
-from stackresolve.knowledge.loader import knowledge
 from stackresolve.plan import pip as pip_plan
 from stackresolve.flags import Flags, request_from_flags
 from stackresolve.request import InputError
@@ -31,10 +30,6 @@ tensorflow[and-cuda]==2.15.1 \\
     --hash=sha256:2222222222222222222222222222222222222222222222222222222222222222
 """
 
-
-@pytest.fixture(scope="module")
-def kb():
-    return knowledge()
 
 
 def pip_for(kb, **flags):

@@ -8,15 +8,10 @@ from click.testing import CliRunner
 from stackresolve.check import check_lock
 from stackresolve.lock import parse_lock
 from stackresolve.cli import app
-from stackresolve.knowledge.loader import knowledge
 from stackresolve.request import InputError
 from stackresolve.resolve import resolve
 from stackresolve.flags import Flags, request_from_flags
 
-
-@pytest.fixture(scope="module")
-def kb():
-    return knowledge()
 
 
 @pytest.fixture

@@ -14,14 +14,9 @@ import pytest
 import yaml
 
 from stackresolve.emit import render_plan
-from stackresolve.knowledge.loader import knowledge
 from stackresolve.flags import Flags, request_from_flags
 from stackresolve.resolve import resolve
 
-
-@pytest.fixture(scope="module")
-def kb():
-    return knowledge()
 
 
 def resolved(kb, **flags):

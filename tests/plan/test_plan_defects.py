@@ -6,14 +6,9 @@ from __future__ import annotations
 import pytest
 
 from stackresolve.emit import all_plans
-from stackresolve.knowledge.loader import knowledge
 from stackresolve.flags import Flags, request_from_flags
 from stackresolve.resolve import resolve
 
-
-@pytest.fixture(scope="module")
-def kb():
-    return knowledge()
 
 
 def pip_plan(kb, **flags) -> str:

@@ -22,15 +22,10 @@ from click.testing import CliRunner
 from packaging.version import Version
 
 from stackresolve.cli import app
-from stackresolve.knowledge.loader import knowledge
 from stackresolve.resolve import resolve
 from stackresolve.flags import Flags, request_from_flags
 from stackresolve.request import InputError
 
-
-@pytest.fixture(scope="module")
-def kb():
-    return knowledge()
 
 
 def plan(kb, **flags):

@@ -7,16 +7,11 @@ a transcription error in constraints/ and a resolver bug both show up.
 import pytest
 from packaging.version import Version
 
-from stackresolve.knowledge.loader import knowledge
 from stackresolve.knowledge.rules import classify_support
 from stackresolve.model.values import ComputeCapability
 from stackresolve.resolve import resolve
 from stackresolve.flags import Flags, request_from_flags
 
-
-@pytest.fixture(scope="module")
-def kb():
-    return knowledge()
 
 
 def plan(kb, **flags):

@@ -10,14 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from stackresolve.cli import app
-from stackresolve.knowledge.loader import knowledge
 from stackresolve.resolve import resolve
 from stackresolve.flags import Flags, request_from_flags
 
-
-@pytest.fixture(scope="module")
-def kb():
-    return knowledge()
 
 
 def plan(kb, **flags):
