@@ -4,7 +4,7 @@ resolved."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 
 from packaging.specifiers import SpecifierSet
@@ -12,6 +12,7 @@ from packaging.specifiers import SpecifierSet
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.rules import arch_predates, toolkit_predates
 from stackresolve.model.enums import Framework, Os, Severity, Vendor
+from stackresolve.model.record import replace
 from stackresolve.model.values import ComputeCapability
 from stackresolve.request import Request
 from stackresolve.resolve import resolve

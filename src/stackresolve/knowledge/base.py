@@ -27,6 +27,9 @@ from stackresolve.model.record import record
 from stackresolve.model.values import ComputeCapability
 
 
+_ABSENT = object()
+
+
 def normalize_gpu_name(name: str) -> str:
     text = re.sub(r"\s+", " ", name.strip().lower())
     return text.removeprefix("nvidia ").strip()
@@ -93,9 +96,10 @@ class KnowledgeBase:
 
     def memo(self, key, compute):
         """Cache a derived value for the life of this (immutable) knowledge base."""
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
+        found = self._memo.get(key, _ABSENT)  # one look-up: a matrix hashes its long keys tens of thousands of times
+        if found is _ABSENT:
+            found = self._memo[key] = compute()
+        return found
 
     @property
     def version(self) -> str:
@@ -134,8 +138,12 @@ class KnowledgeBase:
 
     def cudnn_artifact(self, line: str, os: str) -> CudnnArtifact | None:
         """The cuDNN TensorFlow's own artifacts used for a line on an OS ("wsl2" is linux)."""
-        table_os = Os(os).table_os
-        return next((a for a in self.cudnn_artifacts if a.line == line and a.os == table_os), None)
+        table = self.memo("cudnn_artifact", dict)
+        key = (line, os)
+        if key not in table:
+            table_os = Os(os).table_os
+            table[key] = next((a for a in self.cudnn_artifacts if a.line == line and a.os == table_os), None)
+        return table[key]
 
     def cudnn_channels(self, cuda: str, os: str) -> dict[str, frozenset[str]]:
         """Per install channel whose packages a plan for this OS pins, the cuDNN versions it carries for CUDA line
@@ -208,14 +216,24 @@ class KnowledgeBase:
         return self._wheels_by_line.get(line, [])
 
     def wheel_release(self, package: str, version: str) -> WheelRelease | None:
-        return next((w for w in self.wheels if w.package == package and w.key == Version(version)), None)
+        def index() -> dict:
+            table: dict = {}
+            for w in self.wheels:
+                table.setdefault((w.package, w.key), w)  # the first in file order, as a scan would find it
+            return table
+
+        return self.memo("wheel_release", index).get((package, Version(version)))
 
     # -- CUDA, cuDNN, drivers -----------------------------------------------------------------------
     def toolkit(self, version: str) -> CudaToolkit | None:
-        return next((t for t in self.toolkits if t.version == version), None)
+        table = self.memo("toolkit", lambda: {t.version: t for t in reversed(self.toolkits)})  # the first wins
+        return table.get(version)
 
     def arch_support_for(self, cc: str) -> ArchSupport | None:
-        return self.memo(("arch_support_for", cc), lambda: next((a for a in self.arch_support if cc in a.cc), None))
+        table = self.memo("arch_support_for", dict)
+        if cc not in table:
+            table[cc] = next((a for a in self.arch_support if cc in a.cc), None)
+        return table[cc]
 
     def platform_minimum(self, platform: str) -> PlatformMinimum | None:
         return next((p for p in self.platform_minimums if p.platform == platform), None)

@@ -6,6 +6,8 @@ Pure data and one query; every row names its source. Checked 2026-11-26.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from stackresolve.model.enums import Os
 
 # uv's managed CPython downloads (python-build-standalone) start at 3.8: `uv python list --all-versions
@@ -65,6 +67,7 @@ def _minor(version: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
+@lru_cache(maxsize=256)  # pure; a matrix asks it of every stack
 def python_sources(version: str, os_name: Os, *, ubuntu: str | None = None, arm64_mac: bool = False
                    ) -> tuple[PythonSource, ...]:
     """The ways to get CPython `version` ("3.7") on `os_name`, most convenient first. `ubuntu` narrows the apt

@@ -27,8 +27,8 @@ from operator import attrgetter
 class _Spec:
     """What the generic methods need to know about one record class."""
 
-    __slots__ = ("names", "keywords", "required", "defaults", "factories", "post_init", "compared", "hashed",
-                 "shown")
+    __slots__ = ("names", "keywords", "required", "defaults", "factories", "fixed", "fixed_factories",
+                 "post_init", "compared", "hashed", "shown")
 
     def __init__(self, cls: type):
         own = fields(cls)
@@ -40,6 +40,9 @@ class _Spec:
             raise TypeError(f"{cls.__qualname__}: non-default argument {self.required[-1]!r} follows default argument")
         self.defaults = {f.name: f.default for f in own if f.default is not MISSING}
         self.factories = tuple((f.name, f.default_factory) for f in own if f.default_factory is not MISSING)
+        # What the fields no parameter sets (init=False) start as: their defaults, and their factories
+        self.fixed = {f.name: f.default for f in own if not f.init and f.default is not MISSING}
+        self.fixed_factories = tuple((name, make) for name, make in self.factories if name not in self.keywords)
         self.post_init = hasattr(cls, "__post_init__")
         self.compared = _values_of(tuple(f.name for f in own if f.compare))
         self.hashed = _values_of(tuple(f.name for f in own if (f.compare if f.hash is None else f.hash)))
@@ -132,29 +135,48 @@ def _read_fields(cls: type) -> bool:
 def _init(self, *args, **kwargs) -> None:
     spec = self.__record__
     names = spec.names
-    if len(args) > len(names):
-        raise TypeError(f"{type(self).__qualname__}() takes {len(names)} arguments but {len(args)} were given")
     state = self.__dict__
-    if spec.defaults:
-        state.update(spec.defaults)
-    for name, factory in spec.factories:
-        state[name] = factory()
-    state.update(zip(names, args))
-    if kwargs:
-        unknown = kwargs.keys() - spec.keywords
-        if unknown:
-            raise TypeError(f"{type(self).__qualname__}() got an unexpected keyword argument {min(unknown)!r}")
-        twice = kwargs.keys() & names[:len(args)]
-        if twice:
-            raise TypeError(f"{type(self).__qualname__}() got multiple values for argument {min(twice)!r}")
-        state.update(kwargs)
-    if len(args) < len(names):
-        missing = [name for name in spec.required if name not in state]
-        if missing:
-            raise TypeError(f"{type(self).__qualname__}() missing required argument(s): "
-                            + ", ".join(map(repr, missing)))
+    if not kwargs and len(args) == len(names):  # every parameter given in order: the common call, made short
+        if spec.fixed:
+            state.update(spec.fixed)
+        for name, factory in spec.fixed_factories:
+            state[name] = factory()
+        state.update(zip(names, args))
+    else:
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__qualname__}() takes {len(names)} arguments but {len(args)} were given")
+        if spec.defaults:
+            state.update(spec.defaults)
+        for name, factory in spec.factories:
+            state[name] = factory()
+        state.update(zip(names, args))
+        if kwargs:
+            if not spec.keywords.issuperset(kwargs):
+                unknown = kwargs.keys() - spec.keywords
+                raise TypeError(f"{type(self).__qualname__}() got an unexpected keyword argument {min(unknown)!r}")
+            if args:
+                twice = kwargs.keys() & names[:len(args)]
+                if twice:
+                    raise TypeError(f"{type(self).__qualname__}() got multiple values for argument {min(twice)!r}")
+            state.update(kwargs)
+        if len(args) < len(names):
+            missing = [name for name in spec.required if name not in state]
+            if missing:
+                raise TypeError(f"{type(self).__qualname__}() missing required argument(s): "
+                                + ", ".join(map(repr, missing)))
     if spec.post_init:
         self.__post_init__()
+
+
+def replace(obj, /, **changes):
+    """`dataclasses.replace`, for a record made through its own `__init__`'s short path (every parameter in
+    order): a matrix derives a request per cell. Anything else, and its errors, go to `dataclasses.replace`."""
+    cls = type(obj)
+    spec = cls.__dict__.get("__record__")
+    if spec is None or cls.__init__ is not _init or not spec.keywords.issuperset(changes):
+        return dataclasses.replace(obj, **changes)
+    state = obj.__dict__
+    return cls(*[changes[name] if name in changes else state[name] for name in spec.names])
 
 
 @reprlib.recursive_repr()

@@ -59,13 +59,18 @@ def release_line(version: str) -> str:
 class _Value:
     """An immutable value ordered, compared and hashed by its `_key`, only against values of its own kind."""
 
-    __slots__ = ("_key",)
+    __slots__ = ("_key", "_hash")
 
     def __setattr__(self, name, value):
         raise AttributeError(f"{type(self).__name__} is immutable")
 
+    def _set_key(self, key: tuple) -> None:
+        object.__setattr__(self, "_key", key)
+        # made once: a matrix hashes the same capabilities tens of thousands of times
+        object.__setattr__(self, "_hash", hash((type(self).__name__, key)))
+
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self._key))
+        return self._hash
 
     def __eq__(self, other):
         return self._key == other._key if type(other) is type(self) else NotImplemented
@@ -91,7 +96,7 @@ class _Pair(_Value):
     def __init__(self, major: int, minor: int) -> None:
         object.__setattr__(self, "major", major)
         object.__setattr__(self, "minor", minor)
-        object.__setattr__(self, "_key", (major, minor))
+        self._set_key((major, minor))
 
     def __str__(self) -> str:
         return f"{self.major}.{self.minor}"
@@ -146,7 +151,7 @@ class DriverVersion(_Value):
             key = key[:-1]
         object.__setattr__(self, "text", text)
         object.__setattr__(self, "release", release)
-        object.__setattr__(self, "_key", key)
+        self._set_key(key)
 
     @staticmethod
     @lru_cache(maxsize=256)

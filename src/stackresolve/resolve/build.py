@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.model import CudaToolkit, CudnnRelease, Pitfall
@@ -66,14 +65,19 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
             fix="After installing, check: python -c \"import torch; print(torch.cuda.get_arch_list())\"",
             source=fw.source))
 
-    framework = framework_pin(kb, request, fw)
-    python, python_findings = python_pin(request, fw, py)
+    # The pins below are made once per build and what they read of the request (a matrix meets the same builds
+    # in hundreds of cells): candidates are immutable and equal only to themselves.
+    framework = kb.memo(("framework_pin", fw, request.version, request.wheel_platform, request.python),
+                        lambda: framework_pin(kb, request, fw))
+    python, python_findings = kb.memo(
+        ("python_pin", fw, py, request.python, request.wheel_platform, request.os, request.arch),
+        lambda: python_pin(request, fw, py))
     findings += python_findings
     tensorflow = fw.framework is Framework.TENSORFLOW
     pins = () if fw.container or not tensorflow else kb.memo(
         ("pitfalls_for", framework.upstream_version, request.os.wheel_os, py.version),
         lambda: tuple(kb.pitfalls_for(framework.upstream_version, request.os.wheel_os.value, py.version)))
-    pins += floor_pins(fw)
+    pins += kb.memo(("floor_pins", fw), lambda: floor_pins(fw))
     if fw.framework is Framework.JAX:
         from stackresolve.resolve.jax import jax_pins
 
@@ -86,8 +90,9 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
 
     toolkit = mapping["cuda"].toolkit
     cudnn_c: CudnnCandidate | None = mapping.get("cudnn")
-    cuda = cuda_pin(fw, toolkit)
-    cudnn = cudnn_pin(kb, request, fw, cudnn_c) if cudnn_c is not None else wheel_cudnn_pin(fw)
+    cuda = kb.memo(("cuda_pin", fw, id(toolkit)), lambda: cuda_pin(fw, toolkit))  # the knowledge base's toolkit
+    cudnn = kb.memo(("cudnn_pin", fw, cudnn_c, request.cudnn, request.os, tuple([g.cc for g in request.gpus])),
+                    lambda: cudnn_pin(kb, request, fw, cudnn_c) if cudnn_c is not None else wheel_cudnn_pin(fw))
     driver, driver_findings = driver_pin(kb, request, fw, toolkit)
     findings += driver_findings
 
@@ -181,8 +186,8 @@ def companion_framework_pin(request: Request, fw: FrameworkCandidate) -> Framewo
                         local_version=fw.local_version, companions=fw.companions, macos_min=fw.macos_min)
 
 
-def python_pin(request: Request, fw: FrameworkCandidate, py: PythonCandidate) -> tuple[PythonPin, list[Finding]]:
-    available = tuple(sorted(fw.pythons, key=Version))
+def python_pin(request: Request, fw: FrameworkCandidate, py: PythonCandidate) -> tuple[PythonPin, tuple[Finding, ...]]:
+    available = tuple(sorted(fw.pythons, key=as_version))
     allowed = (request.python,) if request.python else available
     if fw.container:
         why = f"the container carries its own Python {py.version}"
@@ -200,7 +205,7 @@ def python_pin(request: Request, fw: FrameworkCandidate, py: PythonCandidate) ->
             f"decides.", source=f"{fw.build.source}; {fw.source}"))
     sources = () if fw.container else python_sources(py.version, request.os,
                                                       arm64_mac=request.os is Os.MACOS and request.arch.is_arm)
-    return PythonPin(available, allowed, py.version, why, fw.source, sources), findings
+    return PythonPin(available, allowed, py.version, why, fw.source, sources), tuple(findings)
 
 
 def cuda_pin(fw: FrameworkCandidate, toolkit: CudaToolkit) -> CudaPin:

@@ -148,6 +148,13 @@ class DriverCandidate:
     name: str = "driver"
 
 
+@lru_cache(maxsize=1024)
+def driver_candidate(detected: Version | None, minimum: Version | None) -> DriverCandidate:
+    """The driver candidate of these versions, made once: the driver's pool is made anew each time a driver
+    requirement is added, several times in every resolution."""
+    return DriverCandidate(detected, minimum)
+
+
 Candidate = FrameworkCandidate | PythonCandidate | CudaCandidate | CudnnCandidate | DriverCandidate
 
 def plannable(pythons) -> tuple[str, ...]:

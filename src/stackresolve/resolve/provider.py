@@ -22,6 +22,7 @@ from stackresolve.resolve.candidates import (
     as_version,
     cuda_pool,
     cudnn_pool,
+    driver_candidate,
     support_on,
 )
 from stackresolve.resolve.pool import requested_framework_candidates
@@ -45,6 +46,7 @@ from stackresolve.resolve.requirements import (
     Requirement,
 )
 
+_UNKNOWN = object()
 ORDER = {"framework": 0, "python": 1, "cuda": 2, "cudnn": 3, "driver": 4}
 
 
@@ -62,6 +64,7 @@ class StackProvider(AbstractProvider):
         # lists, so their identity names them.
         self.passing: dict = kb.memo("requirement-passing", dict)
         self.matches: dict = kb.memo("requirement-matches", dict)
+        self.newest_driver = _UNKNOWN
         self.pools = {"framework": self._framework_pool, "python": self._python_pool, "cuda": self._cuda_pool,
                       "cudnn": self._cudnn_pool, "driver": self._driver_pool}
 
@@ -148,15 +151,24 @@ class StackProvider(AbstractProvider):
 
     def _driver_candidate(self, reqs: list[DriverRequirement]) -> DriverCandidate:
         if self.request.driver:
-            return DriverCandidate(detected=as_version(self.request.driver), minimum=None)
-        minimums = [r.minimum for r in reqs if r.minimum is not None]
-        minimum = max(minimums) if minimums else None
-        newest = newest_supported_driver(self.kb, self.request)
-        if newest is not None and minimum is not None and minimum > as_version(newest.last_version):
-            # No driver named, and the stack's own minimum is past the newest driver every GPU supports (Kepler:
-            # R470): plan for that driver, as if installed; minor-version compatibility may still carry the stack.
-            return DriverCandidate(detected=as_version(newest.last_version), minimum=None)
-        return DriverCandidate(detected=None, minimum=minimum)
+            return driver_candidate(as_version(self.request.driver), None)
+        minimum = max((r.minimum for r in reqs if r.minimum is not None), default=None)
+        if minimum is not None:
+            newest = self._newest_driver()
+            if newest is not None and minimum > newest:
+                # No driver named, and the stack's own minimum is past the newest driver every GPU supports
+                # (Kepler: R470): plan for that driver, as if installed; minor-version compatibility may still
+                # carry the stack.
+                return driver_candidate(newest, None)
+        return driver_candidate(None, minimum)
+
+    def _newest_driver(self):
+        """newest_supported_driver's last version, asked once per resolution (the driver pool is made each time a
+        driver requirement is added)."""
+        if self.newest_driver is _UNKNOWN:
+            newest = newest_supported_driver(self.kb, self.request)
+            self.newest_driver = as_version(newest.last_version) if newest is not None else None
+        return self.newest_driver
 
 
 def preference_order(pool: list[CudnnCandidate], prefer: str,
