@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.model import CudaToolkit, CudnnRelease, Pitfall
 from stackresolve.knowledge.python_sources import python_sources
