@@ -130,26 +130,33 @@ def _gpu_facts(kb: KnowledgeBase, cc: str, driver_os: Os, cudnn: str | None) -> 
 
 
 def _gpu_signature(facts: tuple, gpu_facts: tuple, own_driver: str | None, floor_free: bool,
-                   branch_binds: bool) -> tuple:
-    """What a resolution of one release line on one OS can depend on about a GPU: what the resolver's decisions
-    read. GPUs with equal signatures get equal answers, so the matrix resolves each signature once.
+                   branch_binds: bool) -> tuple[tuple, tuple]:
+    """What a resolution of one release line on one OS can depend on about a GPU: (what the resolver's decisions
+    read, what its search reads). GPUs with equal decisions get equal answers, so the matrix resolves each once;
+    GPUs with equal searches get the same build, Python, CUDA and cuDNN, so the search runs once for them.
 
     The decisions read the GPU only through predicates on its compute capability: how each build of the line runs
     on it (support_on: which builds are tried first and which have code for it), which of the line's CUDA toolkits
     and the cuDNN releases its builds accept still support it or predate it, whether any toolkit and any cuDNN the
     request admits supports it at all, its architecture's last driver branch where that can bind, and the GPUs'
     driver floor (compute_capability_driver_floor) where it can raise a minimum (see _line_signature). The names
-    (the architecture, the floor's toolkit and source) reach only an impossible cell's message."""
+    (the architecture, the floor's toolkit and source) reach only an impossible cell's message.
+
+    The search reads less: whether a cuDNN predates the GPU is only a warning of the stack built (gpu_findings),
+    and where floor_free every driver requirement accepts the driver candidate whatever the floor, which then
+    only raises the stack's driver minimum (driver_pin)."""
     builds, toolkits, cudnn, minimums, _ = facts
     cc, support, floor, floor_version, supported, _ = gpu_facts
     floor_value = floor[0] if floor else None
+    codes = tuple([support_on(c, cc).value for c in builds])  # texts: they hash in C (an enum's hash is Python)
+    toolkit_tests = tuple([(t.min_cc <= cc, toolkit_predates(t, cc)) for t in toolkits])
+    cudnn_tests = tuple(sorted({(r.min_cc <= cc, arch_predates(r.max_cc, cc)) for r in cudnn}))
+    branch = (support.last_branch, support.last_version) if branch_binds else bool(support)
+    search = (codes, toolkit_tests, tuple(sorted({supports for supports, _ in cudnn_tests})), supported,
+              None if floor_free else floor_value, own_driver, branch)
     if floor_free and floor is not None and all(m is not None and floor_version <= m for m in minimums):
         floor_value = "no higher than every build's minimum"
-    return (tuple([support_on(c, cc).value for c in builds]),  # texts: they hash in C (an enum's hash is Python)
-            tuple([(t.min_cc <= cc, toolkit_predates(t, cc)) for t in toolkits]),
-            tuple(sorted({(r.min_cc <= cc, arch_predates(r.max_cc, cc)) for r in cudnn})),
-            supported, floor_value, own_driver,
-            (support.last_branch, support.last_version) if branch_binds else bool(support))
+    return (codes, toolkit_tests, cudnn_tests, supported, floor_value, own_driver, branch), search
 
 
 def _branch_binds(request: Request, support, minimums: list) -> bool:
@@ -168,10 +175,10 @@ def asked_of(kb: KnowledgeBase, request: Request) -> int:
                           request.vendor, request.cudnn, request.apple_gpu, request.container, request.cuda_line))
 
 
-def line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> tuple[tuple, tuple]:
-    """The request's GPUs' signatures for one line and OS: (what the decisions read, what the messages name), as
-    small numbers, one per distinct signature (a cell's memo key is hashed in every cell). PyTorch and JAX lines:
-    the compute capabilities themselves."""
+def line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> tuple[int, int, int]:
+    """The request's GPUs' signatures for one line and OS: (what the decisions read, what the messages name, what
+    the search reads), as small numbers, one per distinct signature (a cell's memo key is hashed in every cell).
+    PyTorch and JAX lines: the compute capabilities themselves."""
     signatures = request_signatures(kb, request)
     found = signatures.get((line, os_name))
     if found is None:
@@ -179,9 +186,10 @@ def line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str)
     return found
 
 
-def _line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> tuple[tuple, tuple]:
+def _line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> tuple[int, int, int]:
     if request.framework is not Framework.TENSORFLOW:
-        return tuple([_interned(kb, (g.cc,)) for g in request.gpus]), ()
+        decisions = _interned(kb, tuple([g.cc for g in request.gpus]))
+        return decisions, _interned(kb, ()), decisions
     facts = _line_facts(kb, request, line, os_name)
     gpus = [_gpu_facts(kb, g.cc, _driver_os(os_name), request.cudnn) for g in request.gpus]
     minimums = [m for m in facts[3] if m is not None] + [g[3] for g in gpus if g[3] is not None] + \
@@ -192,14 +200,15 @@ def _line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str
     # minimum and every driver requirement accepts it: a GPUs' floor no higher than every build's own minimum is
     # then read only by raised_minimum, where it does not raise.
     floor_free = request.driver is None and not any(binds) and not own_drivers
-    decisions = tuple([_gpu_signature(facts, f, g.driver, floor_free, b)
-                       for g, f, b in zip(request.gpus, gpus, binds)])
+    signatures = [_gpu_signature(facts, f, g.driver, floor_free, b) for g, f, b in zip(request.gpus, gpus, binds)]
+    decisions = tuple([decided for decided, _ in signatures])
+    searches = tuple([searched for _, searched in signatures])
     shared = [i for i, g in enumerate(request.gpus) if g.driver is None]
     newest = max(shared, key=lambda i: gpus[i][0]) if len(shared) > 1 else shared[0] if shared else None
     # The names are in the driver requirements' words only, and a conflict cites those only where one can fail:
     # with a driver named or installed, or a last branch that binds (otherwise the driver candidate meets them all).
     names = tuple([f[5] for f in gpus]) if request.driver or own_drivers or any(binds) else ()
-    return _interned(kb, (newest, decisions)), _interned(kb, names)
+    return _interned(kb, (newest, decisions)), _interned(kb, names), _interned(kb, ("search", newest, searches))
 
 
 @lru_cache(maxsize=8)
@@ -235,12 +244,15 @@ def resolve_cell(kb: KnowledgeBase, request: Request, line: str, os_name: str, a
                  signature: tuple | None = None) -> Cell:
     """`asked` and `signature`, where given, are asked_of(request) and line_signature(request, line, os_name)."""
     # Memoized by the GPUs' signatures: every GPU whose signature is equal shares the answer.
-    decisions, names = line_signature(kb, request, line, os_name) if signature is None else signature
-    key = ("matrix-cell", asked_of(kb, request) if asked is None else asked, line, os_name, decisions)
+    decisions, names, searched = line_signature(kb, request, line, os_name) if signature is None else signature
+    asked = asked_of(kb, request) if asked is None else asked
+    key = ("matrix-cell", asked, line, os_name, decisions)
+    search = ("matrix-search", asked, line, os_name, searched)
     cells = kb.memo("matrix-cells", dict)
     found = cells.get(key)
     if found is None:
-        found = cells[key] = (_resolve_cell(kb, _cell_request(request, line, os_name), line, os_name), request.gpus)
+        found = cells[key] = (_resolve_cell(kb, _cell_request(request, line, os_name), line, os_name, search),
+                              request.gpus)
         cells[key + (names,)] = found
     if found[0].status == "impossible" and request.gpus:
         # The message names the GPUs' architecture and driver floor, which no decision reads: shared only between
@@ -248,8 +260,8 @@ def resolve_cell(kb: KnowledgeBase, request: Request, line: str, os_name: str, a
         named_key = key + (names,)
         found = cells.get(named_key)
         if found is None:
-            found = cells[named_key] = (_resolve_cell(kb, _cell_request(request, line, os_name), line, os_name),
-                                        request.gpus)
+            found = cells[named_key] = (_resolve_cell(kb, _cell_request(request, line, os_name), line, os_name,
+                                                      search), request.gpus)
         cell, first = found
         return kb.memo(named_key + tuple(g.cc for g in request.gpus), lambda: _named(cell, request.gpus, first))
     return found[0]
@@ -262,8 +274,8 @@ def _named(cell: Cell, gpus: tuple, first: tuple) -> Cell:
     return replace(cell, reason=reason)
 
 
-def _resolve_cell(kb: KnowledgeBase, cell_request: Request, line: str, os_name: str) -> Cell:
-    resolution = resolve(kb, cell_request, with_alternatives=False)
+def _resolve_cell(kb: KnowledgeBase, cell_request: Request, line: str, os_name: str, search: tuple) -> Cell:
+    resolution = resolve(kb, cell_request, with_alternatives=False, same_search=search)
     stack = resolution.stack
     if stack is None:
         errors = [f.message for f in resolution.findings if f.severity is Severity.ERROR]

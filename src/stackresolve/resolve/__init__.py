@@ -28,12 +28,19 @@ from stackresolve.resolve.solve import UNSOLVABLE, resolve_stack, resolve_with_f
 __all__ = ["resolve", "resolve_stack", "resolve_with_findings"]
 
 
-def resolve(kb: KnowledgeBase, request: Request, *, keep=None, with_alternatives: bool = True) -> Resolution:
+def resolve(kb: KnowledgeBase, request: Request, *, keep=None, with_alternatives: bool = True,
+            same_search=None) -> Resolution:
     """The one entry. `keep` (FrameworkCandidate -> bool) narrows the framework pool; the alternatives, which look
-    beyond the request, are searched only without it."""
+    beyond the request, are searched only without it.
+
+    `same_search`, a hashable key, is the caller's word that every request it gives the key to makes the same
+    choices in the search (framework build, Python, CUDA, cuDNN): the matrix's signature of what the search reads
+    of the GPUs. A search that succeeds then runs once per key, and each request's stack is built from its choices
+    (build_stack reads the request's own GPUs and driver floors); one that fails runs again for each request, whose
+    conflicts name its own GPUs."""
     with_alternatives = with_alternatives and keep is None
     try:
-        result = solve(kb, request, keep)
+        result = solve(kb, request, keep) if same_search is None else _shared_search(kb, request, keep, same_search)
     except UNSOLVABLE as exc:
         findings = conflict_findings(kb, request, exc)
         alternatives = find_alternatives(kb, request) if with_alternatives else ()
@@ -49,6 +56,14 @@ def resolve(kb: KnowledgeBase, request: Request, *, keep=None, with_alternatives
             findings += [unfit] if unfit else []
             alternatives = native_alternatives(kb, request, stack)
     return Resolution(request, stack, tuple(findings), tuple(alternatives), kb.version, index_data(kb))
+
+
+def _shared_search(kb: KnowledgeBase, request: Request, keep, key):
+    searches = kb.memo("shared-searches", dict)
+    result = searches.get(key)
+    if result is None:
+        result = searches[key] = solve(kb, request, keep)  # raises where it fails: nothing is kept
+    return result
 
 
 def index_data(kb: KnowledgeBase) -> str:

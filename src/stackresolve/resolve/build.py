@@ -308,20 +308,27 @@ def also_works(kb: KnowledgeBase, request: Request, compiled: str, chosen: str, 
 
 
 def _also_works(kb: KnowledgeBase, ccs: tuple, compiled: str, chosen: str, cuda: str) -> tuple[str, ...]:
-    base = as_version(chosen).release
     newest: dict[tuple[int, int], CudnnRelease] = {}
-    for release in kb.cudnn:
-        key = release.key
-        if key.release[0] != base[0] or key.release[:2] <= base[:2] or not cudnn_accepts(compiled, release.version):
-            continue
-        if not any(cuda_line_fits(b.cuda, cuda) for b in release.builds):
-            continue
+    for release in _newer_loadable(kb, compiled, chosen, cuda):
         if any(release.min_cc > cc for cc in ccs):
             continue
-        minor = key.release[:2]
-        if minor not in newest or key > newest[minor].key:
+        minor = release.key.release[:2]
+        if minor not in newest or release.key > newest[minor].key:
             newest[minor] = release
     return tuple(newest[m].version for m in sorted(newest))
+
+
+def _newer_loadable(kb: KnowledgeBase, compiled: str, chosen: str, cuda: str) -> tuple[CudnnRelease, ...]:
+    """The cuDNN releases of newer minors of the chosen major that TensorFlow loads and that are built for this
+    CUDA, whatever the GPUs (asked once, then narrowed per GPU set)."""
+    def compute() -> tuple[CudnnRelease, ...]:
+        base = as_version(chosen).release
+        return tuple(release for release in kb.cudnn
+                     if release.key.release[0] == base[0] and release.key.release[:2] > base[:2]
+                     and cudnn_accepts(compiled, release.version)
+                     and any(cuda_line_fits(b.cuda, cuda) for b in release.builds))
+
+    return kb.memo(("newer_loadable_cudnn", compiled, chosen, cuda), compute)
 
 
 def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
