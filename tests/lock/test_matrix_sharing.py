@@ -1,7 +1,10 @@
 """`matrix` shares a cell between GPUs whose answers cannot differ (matrix.py: a GPU signature holds what the
 resolver's decisions read of a GPU, and the names an impossible cell's message adds are keyed apart only where a
-driver requirement can fail). This specifies that the sharing never changes an answer: every GPU's matrix, built
-after many other GPUs' in one knowledge base, is the matrix that GPU gets resolved on its own."""
+driver requirement can fail), and the resolver's search between GPUs that make the same choices in it (what the
+search reads: without the cuDNN warnings, and without the GPUs' driver floor where no driver requirement can fail;
+each cell's stack is still built for its own GPU). This specifies that the sharing never changes an answer: every
+GPU's matrix, built after many other GPUs' in one knowledge base, is the matrix that GPU gets resolved on its own.
+(Keeping the floor out of the search where a driver is named makes three of these cases fail.)"""
 
 import pytest
 
