@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import pytest
 
-from stackresolve.model.record import record
+from stackresolve.model.record import record, replace
 
 
 def pair(**options):
@@ -85,6 +85,25 @@ def test_frozen_replace_and_fields_as_a_dataclass():
         assert [f.name for f in dataclasses.fields(cls)] == ["name", "version", "extras", "notes", "cached", "index"]
 
 
+@pytest.mark.parametrize("changes", [{}, {"version": "2"}, {"extras": ("x",), "index": "i"}, {"name": "b", "notes": [1]}])
+def test_record_replace_is_dataclasses_replace(changes):
+    reference, ours = pair()
+    made = {cls: replace(cls("a", "1", notes=[0]), **changes) for cls in (reference, ours)}
+    assert type(made[ours]) is ours
+    for name in ("name", "version", "extras", "notes", "cached", "index"):
+        assert getattr(made[ours], name) == getattr(made[reference], name)
+    pin = ours("a", "1")
+    assert pin.label == "a==1"
+    assert replace(pin, version="2").label == "a==2"  # a cached value is not carried over
+
+
+@pytest.mark.parametrize("changes,error", [({"cached": {}}, ValueError), ({"nope": 1}, TypeError)])
+def test_record_replace_raises_as_dataclasses_replace(changes, error):
+    for cls in pair():
+        with pytest.raises(error):
+            replace(cls("a", "1"), **changes)
+
+
 def test_post_init_runs_and_may_set_through_object():
     @record
     class Normalised:
@@ -95,6 +114,7 @@ def test_post_init_runs_and_may_set_through_object():
 
     assert Normalised(" a ").text == "a"
     assert dataclasses.replace(Normalised("a"), text=" b ").text == "b"
+    assert replace(Normalised("a"), text=" b ").text == "b"
 
 
 def test_a_class_keeps_its_own_methods():

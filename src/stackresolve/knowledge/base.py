@@ -112,9 +112,13 @@ class KnowledgeBase:
 
     def tested_build(self, line: str, os: str, gpu: bool) -> TestedBuild | None:
         """The table row for a release line (x.y.0 row, else the first row of the line) on an OS."""
-        rows = [b for b in self.tested_builds if b.line == line and b.os == os and b.gpu == gpu]
-        rows.sort(key=lambda b: Version(b.version))
-        return rows[0] if rows else None
+        table = self.memo("tested_build", dict)
+        key = (line, os, gpu)
+        if key not in table:
+            rows = [b for b in self.tested_builds if b.line == line and b.os == os and b.gpu == gpu]
+            rows.sort(key=lambda b: Version(b.version))
+            table[key] = rows[0] if rows else None
+        return table[key]
 
     def compiled_arch(self, line: str, os: str | None = None, version: str | None = None) -> CompiledArch | None:
         """The CUDA code in a line's official wheels; for an OS ("windows", "linux"; WSL2 is linux) and a

@@ -154,13 +154,12 @@ def _init(self, *args, **kwargs) -> None:
             if not spec.keywords.issuperset(kwargs):
                 unknown = kwargs.keys() - spec.keywords
                 raise TypeError(f"{type(self).__qualname__}() got an unexpected keyword argument {min(unknown)!r}")
-            if args:
+            if args and not kwargs.keys().isdisjoint(names[:len(args)]):
                 twice = kwargs.keys() & names[:len(args)]
-                if twice:
-                    raise TypeError(f"{type(self).__qualname__}() got multiple values for argument {min(twice)!r}")
+                raise TypeError(f"{type(self).__qualname__}() got multiple values for argument {min(twice)!r}")
             state.update(kwargs)
-        if len(args) < len(names):
-            missing = [name for name in spec.required if name not in state]
+        if len(args) < len(spec.required):  # the required parameters come first: the rest were given by keyword
+            missing = [name for name in spec.required[len(args):] if name not in kwargs]
             if missing:
                 raise TypeError(f"{type(self).__qualname__}() missing required argument(s): "
                                 + ", ".join(map(repr, missing)))
