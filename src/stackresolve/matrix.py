@@ -53,8 +53,9 @@ def _interned(kb: KnowledgeBase, value: tuple) -> int:
 
 def _line_facts(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> tuple:
     """(the line's builds with distinct compiled code, its CUDA toolkits, the cuDNN releases its builds accept,
-    every GPU build's driver minimum or None where one has none, WSL2's driver floor) for one OS: what a GPU
-    signature tests."""
+    the lowest of its GPU builds' driver minimums (None where a build has none, ANY_FLOOR where it has no GPU
+    build), the highest driver minimum of its builds and WSL2's floor and the highest major among them (None
+    where there is none)) for one OS: what a GPU signature tests."""
     key = ("matrix-line-facts", line, os_name, request.framework, request.arch, request.cpu_only,
            request.apple_gpu is not None)
 
@@ -89,10 +90,17 @@ def _line_facts(kb: KnowledgeBase, request: Request, line: str, os_name: str) ->
             driver = [r.minimum for r in deps if r.name == "driver" and r.minimum is not None]
             minimums.append(min(driver) if driver else None)
         wsl = wsl_driver_floor(kb, anonymous)
-        return (tuple(codes.values()), tuple(toolkits.values()), tuple(cudnn.values()),
-                tuple(minimums), as_version(wsl.driver) if wsl else None)
+        # The signatures ask "is a floor no higher than every build's minimum" and "is every minimum within a
+        # branch": the lowest and the highest answer both for every GPU.
+        lowest = ANY_FLOOR if not minimums else None if None in minimums else min(minimums)
+        stated = [m for m in minimums if m is not None] + ([as_version(wsl.driver)] if wsl else [])
+        highest = (max(stated), max(m.release[0] for m in stated)) if stated else (None, None)
+        return tuple(codes.values()), tuple(toolkits.values()), tuple(cudnn.values()), lowest, highest
 
     return kb.memo(key, compute)
+
+
+ANY_FLOOR = "no GPU build: every floor is no higher than their minimums"
 
 
 def _cudnn_admitted(kb: KnowledgeBase, cudnn: str | None) -> tuple:
@@ -145,7 +153,7 @@ def _gpu_signature(facts: tuple, gpu_facts: tuple, own_driver: str | None, floor
     The search reads less: whether a cuDNN predates the GPU is only a warning of the stack built (gpu_findings),
     and where floor_free every driver requirement accepts the driver candidate whatever the floor, which then
     only raises the stack's driver minimum (driver_pin)."""
-    builds, toolkits, cudnn, minimums, _ = facts
+    builds, toolkits, cudnn, lowest, _ = facts
     cc, support, floor, floor_version, supported, _ = gpu_facts
     floor_value = floor[0] if floor else None
     codes = tuple([support_on(c, cc).value for c in builds])  # texts: they hash in C (an enum's hash is Python)
@@ -154,19 +162,20 @@ def _gpu_signature(facts: tuple, gpu_facts: tuple, own_driver: str | None, floor
     branch = (support.last_branch, support.last_version) if branch_binds else bool(support)
     search = (codes, toolkit_tests, tuple(sorted({supports for supports, _ in cudnn_tests})), supported,
               None if floor_free else floor_value, own_driver, branch)
-    if floor_free and floor is not None and all(m is not None and floor_version <= m for m in minimums):
+    if floor_free and floor is not None and (lowest is ANY_FLOOR or lowest is not None and floor_version <= lowest):
         floor_value = "no higher than every build's minimum"
     return (codes, toolkit_tests, cudnn_tests, supported, floor_value, own_driver, branch), search
 
 
-def _branch_binds(request: Request, support, minimums: list) -> bool:
+def _branch_binds(request: Request, support, highest, top_major) -> bool:
     """Whether a GPU's last driver branch can change the answer: it is read only where no driver is named
     (LastBranch, and the newest driver the provider plans for), and only a minimum above the branch's last driver
-    can meet it. The planned driver is the highest of the minimums (the builds', the GPUs' floor, WSL2's)."""
-    if request.driver or support is None or not support.last_branch:
+    can meet it. The planned driver is the highest of the minimums (the builds', the GPUs' floor, WSL2's), of
+    which `highest` is the highest and `top_major` the highest major (None where there is none)."""
+    if request.driver or support is None or not support.last_branch or highest is None:
         return False
     branch, last = int(support.last_branch), as_version(support.last_version)
-    return not all(m.release[0] <= branch and m <= last for m in minimums)
+    return not (top_major <= branch and highest <= last)
 
 
 def asked_of(kb: KnowledgeBase, request: Request) -> int:
@@ -192,9 +201,11 @@ def _line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str
         return decisions, _interned(kb, ()), decisions
     facts = _line_facts(kb, request, line, os_name)
     gpus = [_gpu_facts(kb, g.cc, _driver_os(os_name), request.cudnn) for g in request.gpus]
-    minimums = [m for m in facts[3] if m is not None] + [g[3] for g in gpus if g[3] is not None] + \
-        ([facts[4]] if facts[4] else [])
-    binds = [_branch_binds(request, g[1], minimums) for g in gpus]
+    highest, top_major = facts[4]
+    for floor in [g[3] for g in gpus if g[3] is not None]:  # the GPUs' floors are minimums too
+        highest = floor if highest is None else max(highest, floor)
+        top_major = floor.release[0] if top_major is None else max(top_major, floor.release[0])
+    binds = [_branch_binds(request, g[1], highest, top_major) for g in gpus]
     own_drivers = any(g.driver is not None for g in request.gpus)
     # With no driver named or installed and no last branch that can bind, the driver candidate is the highest
     # minimum and every driver requirement accepts it: a GPUs' floor no higher than every build's own minimum is
