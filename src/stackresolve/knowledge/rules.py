@@ -118,10 +118,15 @@ def classify_support(arch: CompiledArch | None, gpu: ComputeCapability) -> GpuSu
     """native: SASS for this major at an equal or lower minor; ptx-jit: only PTX at or below the GPU's."""
     if arch is None:
         return GpuSupport.UNKNOWN
+    return _classify(tuple(arch.sass), tuple(arch.ptx), gpu)
+
+
+@lru_cache(maxsize=4096)  # a matrix asks it of every build for every GPU; builds of a line share their lists
+def _classify(sass: tuple[str, ...], ptx: tuple[str, ...], gpu: ComputeCapability) -> GpuSupport:
     parse = ComputeCapability.parse
-    if any((s := parse(sass)).major == gpu.major and s <= gpu for sass in arch.sass):
+    if any((s := parse(code)).major == gpu.major and s <= gpu for code in sass):
         return GpuSupport.NATIVE
-    if any(parse(p) <= gpu for p in arch.ptx):
+    if any(parse(p) <= gpu for p in ptx):
         return GpuSupport.PTX_JIT
     return GpuSupport.UNSUPPORTED
 
