@@ -4,6 +4,7 @@ Pure: takes a Request and a KnowledgeBase, returns a Resolution. No I/O, no prin
 
     resolve(kb, request)          -> Resolution (stack or conflicts, findings, nearest working alternatives)
     resolve(kb, request, keep=f)  -> the same over the framework builds f accepts (doctor: the installed build)
+    resolve(kb, request, same_search=key) -> one search per key the caller vouches for (the matrix's signatures)
     resolve_stack(kb, request)    -> Stack | None (no alternatives, no conflict analysis: matrices, alternatives)
 """
 
