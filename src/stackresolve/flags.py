@@ -154,8 +154,10 @@ def validate_version(kb: "KnowledgeBase", framework: Framework, text: str) -> Sp
     """The parsed version request; one that matches no known release is bad input: say which lines exist and
     which is closest."""
     spec = parse_version_spec(text, framework)
+    if not str(spec):  # the newest: nothing to match
+        return spec
     releases = known_releases(kb, framework)
-    if not str(spec) or any(spec.contains(v, prereleases=True) for v in releases):
+    if any(spec.contains(v, prereleases=True) for v in releases):
         return spec
     lines = sorted(Version(l.version) for l in kb.lines) if framework is Framework.TENSORFLOW else \
         sorted({Version(f"{v.major}.{v.minor}") for v in releases})
