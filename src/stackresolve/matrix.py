@@ -51,6 +51,9 @@ def _interned(kb: KnowledgeBase, value: tuple) -> int:
     return numbers.setdefault(value, len(numbers))
 
 
+ANY_FLOOR = "no GPU build: every floor is no higher than their minimums"  # a line's lowest minimum, where it has none
+
+
 def _line_facts(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> tuple:
     """(the line's builds with distinct compiled code, its CUDA toolkits, the cuDNN releases its builds accept,
     the lowest of its GPU builds' driver minimums (None where a build has none, ANY_FLOOR where it has no GPU
@@ -98,9 +101,6 @@ def _line_facts(kb: KnowledgeBase, request: Request, line: str, os_name: str) ->
         return tuple(codes.values()), tuple(toolkits.values()), tuple(cudnn.values()), lowest, highest
 
     return kb.memo(key, compute)
-
-
-ANY_FLOOR = "no GPU build: every floor is no higher than their minimums"
 
 
 def _cudnn_admitted(kb: KnowledgeBase, cudnn: str | None) -> tuple:

@@ -89,7 +89,7 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
 
     toolkit = mapping["cuda"].toolkit
     cudnn_c: CudnnCandidate | None = mapping.get("cudnn")
-    cuda = kb.memo(("cuda_pin", fw, id(toolkit)), lambda: cuda_pin(fw, toolkit))  # the knowledge base's toolkit
+    cuda = kb.memo(("cuda_pin", fw, toolkit), lambda: cuda_pin(fw, toolkit))  # a toolkit is equal only to itself
     cudnn = kb.memo(("cudnn_pin", fw, cudnn_c, request.cudnn, request.os, tuple([g.cc for g in request.gpus])),
                     lambda: cudnn_pin(kb, request, fw, cudnn_c) if cudnn_c is not None else wheel_cudnn_pin(fw))
     driver, driver_findings = driver_pin(kb, request, fw, toolkit)
@@ -185,7 +185,8 @@ def companion_framework_pin(request: Request, fw: FrameworkCandidate) -> Framewo
                         local_version=fw.local_version, companions=fw.companions, macos_min=fw.macos_min)
 
 
-def python_pin(request: Request, fw: FrameworkCandidate, py: PythonCandidate) -> tuple[PythonPin, tuple[Finding, ...]]:
+def python_pin(request: Request, fw: FrameworkCandidate,
+               py: PythonCandidate) -> tuple[PythonPin, tuple[Finding, ...]]:
     available = tuple(sorted(fw.pythons, key=as_version))
     allowed = (request.python,) if request.python else available
     if fw.container:
