@@ -158,9 +158,11 @@ def _gpu_signature(facts: tuple, gpu_facts: tuple, own_driver: str | None, floor
     floor_value = floor[0] if floor else None
     codes = tuple([support_on(c, cc).value for c in builds])  # texts: they hash in C (an enum's hash is Python)
     toolkit_tests = tuple([(t.min_cc <= cc, toolkit_predates(t, cc)) for t in toolkits])
-    cudnn_tests = tuple(sorted({(r.min_cc <= cc, arch_predates(r.max_cc, cc)) for r in cudnn}))
+    # per release, in the line's order: which releases pass, not only whether some do (three or more arch_min
+    # thresholds in a line would otherwise read alike)
+    cudnn_tests = tuple([(r.min_cc <= cc, arch_predates(r.max_cc, cc)) for r in cudnn])
     branch = (support.last_branch, support.last_version) if branch_binds else bool(support)
-    search = (codes, toolkit_tests, tuple(sorted({supports for supports, _ in cudnn_tests})), supported,
+    search = (codes, toolkit_tests, tuple([supports for supports, _ in cudnn_tests]), supported,
               None if floor_free else floor_value, own_driver, branch)
     if floor_free and floor is not None and (lowest is ANY_FLOOR or lowest is not None and floor_version <= lowest):
         floor_value = "no higher than every build's minimum"
