@@ -112,13 +112,12 @@ class KnowledgeBase:
 
     def tested_build(self, line: str, os: str, gpu: bool) -> TestedBuild | None:
         """The table row for a release line (x.y.0 row, else the first row of the line) on an OS."""
-        table = self.memo("tested_build", dict)
-        key = (line, os, gpu)
-        if key not in table:
+        def first() -> TestedBuild | None:
             rows = [b for b in self.tested_builds if b.line == line and b.os == os and b.gpu == gpu]
             rows.sort(key=lambda b: Version(b.version))
-            table[key] = rows[0] if rows else None
-        return table[key]
+            return rows[0] if rows else None
+
+        return self.memo(("tested_build", line, os, gpu), first)
 
     def compiled_arch(self, line: str, os: str | None = None, version: str | None = None) -> CompiledArch | None:
         """The CUDA code in a line's official wheels; for an OS ("windows", "linux"; WSL2 is linux) and a
@@ -142,12 +141,11 @@ class KnowledgeBase:
 
     def cudnn_artifact(self, line: str, os: str) -> CudnnArtifact | None:
         """The cuDNN TensorFlow's own artifacts used for a line on an OS ("wsl2" is linux)."""
-        table = self.memo("cudnn_artifact", dict)
-        key = (line, os)
-        if key not in table:
+        def find() -> CudnnArtifact | None:
             table_os = Os(os).table_os
-            table[key] = next((a for a in self.cudnn_artifacts if a.line == line and a.os == table_os), None)
-        return table[key]
+            return next((a for a in self.cudnn_artifacts if a.line == line and a.os == table_os), None)
+
+        return self.memo(("cudnn_artifact", line, os), find)
 
     def cudnn_channels(self, cuda: str, os: str) -> dict[str, frozenset[str]]:
         """Per install channel whose packages a plan for this OS pins, the cuDNN versions it carries for CUDA line
@@ -234,10 +232,7 @@ class KnowledgeBase:
         return table.get(version)
 
     def arch_support_for(self, cc: str) -> ArchSupport | None:
-        table = self.memo("arch_support_for", dict)
-        if cc not in table:
-            table[cc] = next((a for a in self.arch_support if cc in a.cc), None)
-        return table[cc]
+        return self.memo(("arch_support_for", cc), lambda: next((a for a in self.arch_support if cc in a.cc), None))
 
     def platform_minimum(self, platform: str) -> PlatformMinimum | None:
         return next((p for p in self.platform_minimums if p.platform == platform), None)

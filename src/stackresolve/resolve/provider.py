@@ -4,6 +4,7 @@ its source, so a conflict can name both sides."""
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Callable
 
 from resolvelib import AbstractProvider
@@ -46,7 +47,6 @@ from stackresolve.resolve.requirements import (
     Requirement,
 )
 
-_UNKNOWN = object()
 ORDER = {"framework": 0, "python": 1, "cuda": 2, "cudnn": 3, "driver": 4}
 
 
@@ -64,7 +64,6 @@ class StackProvider(AbstractProvider):
         # lists, so their identity names them.
         self.passing: dict = kb.memo("requirement-passing", dict)
         self.matches: dict = kb.memo("requirement-matches", dict)
-        self.newest_driver = _UNKNOWN
         self.pools = {"framework": self._framework_pool, "python": self._python_pool, "cuda": self._cuda_pool,
                       "cudnn": self._cudnn_pool, "driver": self._driver_pool}
 
@@ -154,7 +153,7 @@ class StackProvider(AbstractProvider):
             return driver_candidate(as_version(self.request.driver), None)
         minimum = max((r.minimum for r in reqs if r.minimum is not None), default=None)
         if minimum is not None:
-            newest = self._newest_driver()
+            newest = self.newest_driver
             if newest is not None and minimum > newest:
                 # No driver named, and the stack's own minimum is past the newest driver every GPU supports
                 # (Kepler: R470): plan for that driver, as if installed; minor-version compatibility may still
@@ -162,13 +161,12 @@ class StackProvider(AbstractProvider):
                 return driver_candidate(newest, None)
         return driver_candidate(None, minimum)
 
-    def _newest_driver(self):
+    @cached_property
+    def newest_driver(self):
         """newest_supported_driver's last version, asked once per resolution (the driver pool is made each time a
         driver requirement is added)."""
-        if self.newest_driver is _UNKNOWN:
-            newest = newest_supported_driver(self.kb, self.request)
-            self.newest_driver = as_version(newest.last_version) if newest is not None else None
-        return self.newest_driver
+        newest = newest_supported_driver(self.kb, self.request)
+        return as_version(newest.last_version) if newest is not None else None
 
 
 def preference_order(pool: list[CudnnCandidate], prefer: str,
