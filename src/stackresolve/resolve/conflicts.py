@@ -88,7 +88,9 @@ def conflict_findings(kb: KnowledgeBase, request: Request, exc: Exception) -> li
             # and the smallest driver upgrade first.
             hardest = min(key[0] for key, _ in sides)
             ranked += [((hardest, *key), finding) for key, finding in sides]
-        if all(key[0] < 3 for key, _ in ranked):  # no driver upgrade fixes it: which builds lack code for the GPUs
+        hardest = [key[0] for key, _ in ranked]
+        if 0 in hardest and 3 not in hardest:
+            # the GPUs' own needs decide it and no driver upgrade fixes it: which builds lack code for them too
             ranked += [((0, 1, NO_DRIVER), f) for f in _without_code(kb, request, by_component)]
     else:
         ranked.append(((1, 1, NO_DRIVER), Finding(Severity.ERROR, "conflict",
@@ -123,7 +125,10 @@ def _ranked(requirement: Requirement, message: str, ceiling) -> tuple[tuple[int,
     minimum past the GPUs' last driver branch says so."""
     source = requirement.source
     minimum = getattr(requirement, "minimum", None) if requirement.name == "driver" else None
-    past = ceiling is not None and minimum is not None and minimum > as_version(ceiling.last_version)
+    # the lowest driver it accepts: through minor-version compatibility where it allows that (DriverAtLeast)
+    compat = getattr(requirement, "compat", None)
+    lowest = min(minimum, compat) if isinstance(compat, Version) and minimum is not None else minimum
+    past = ceiling is not None and lowest is not None and lowest > as_version(ceiling.last_version)
     if past:
         message += (f"; {ceiling.architecture.capitalize()} GPUs are supported by drivers up to the "
                     f"R{ceiling.last_branch} branch ({ceiling.last_version}), so no driver this GPU takes meets it")
@@ -157,8 +162,9 @@ def _pool_side(kb: KnowledgeBase, request: Request, component: str) -> Finding |
         return None
     if component == "python":
         pythons = sorted({p for c in pool for p in c.pythons}, key=Version)
+        span = version_span((c.version for c in pool), inner=True)
         return Finding(Severity.ERROR, "conflict",
-                       f"{request.asked} ({version_span((c.version for c in pool), inner=True)}) has {request.wheel_platform} builds for Python "
+                       f"{request.asked} ({span}) has {request.wheel_platform} builds for Python "
                        f"{', '.join(pythons)} only", source=pool[0].source)
     return None
 
