@@ -64,7 +64,6 @@ def pinned_version(requirements: tuple[str, ...], pattern: re.Pattern) -> Versio
 def stock_candidates(kb: KnowledgeBase, request: Request, line: TensorFlowLine) -> list[FrameworkCandidate]:
     gpu = not request.cpu_only
     table_os = request.os.wheel_os
-    out: list[FrameworkCandidate] = []
     if gpu:
         package = line.gpu_package_windows if request.os is Os.WINDOWS else (
             "" if request.os is Os.MACOS else line.gpu_package_linux)
@@ -92,9 +91,10 @@ def stock_candidates(kb: KnowledgeBase, request: Request, line: TensorFlowLine) 
 
 def cpu_package_first(request: Request, line: TensorFlowLine) -> bool:
     """Whether a CPU stack should install tensorflow-cpu: where the line's GPU package for this OS is `tensorflow`
-    itself (Linux from 2.1, Windows 2.1-2.10), that wheel carries the CUDA kernels (TensorFlow 2.15.1, Linux
-    x86_64: 1.4 GB unpacked against tensorflow-cpu's 0.88 GB); tensorflow-cpu is the same TensorFlow without
-    them. Where its wheels miss a platform or Python, tensorflow still serves."""
+    itself (Linux from 2.1, Windows 2.1-2.10), that wheel carries the CUDA kernels (TensorFlow 2.15.1, cp311
+    manylinux x86_64: 475 MB against tensorflow-cpu's 207 MB on the package index, 1.4 GB against 0.9 GB
+    unpacked); tensorflow-cpu is the same TensorFlow without them. Where its wheels miss a platform or Python,
+    tensorflow still serves."""
     if request.os is Os.MACOS:
         return False
     package = line.gpu_package_windows if request.os is Os.WINDOWS else line.gpu_package_linux
