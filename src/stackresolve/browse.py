@@ -10,6 +10,7 @@ from stackresolve.knowledge.base import KnowledgeBase, normalize_gpu_name
 from stackresolve.knowledge.model import WHEEL_PLATFORMS
 from stackresolve.model.numbers import parse_version, quoted
 from stackresolve.model.values import ComputeCapability, release_line
+from stackresolve.model.versionlist import version_span
 from stackresolve.request import InputError
 
 GPU_PACKAGES = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-intel")
@@ -164,7 +165,7 @@ def show_torch_text(kb: KnowledgeBase, version: str) -> str:
         where = "default index" if v["default_index"] else v["index_url"]
         out.append(f"  {v['name']:<6} {'/'.join(v['platforms']):<22} CUDA {v['cuda']:<5} cuDNN {v['cudnn'] or '?':<10} "
                    f"SASS {','.join(v['sass']) or '?'}; PTX {','.join(v['ptx']) or 'none'} ({v['arch_basis']}) "
-                   f"[{where}] releases {','.join(v['releases'])}")
+                   f"[{where}] releases {version_span(v['releases'])}")
     return "\n".join(out) + "\n"
 
 

@@ -24,6 +24,7 @@ from stackresolve.knowledge.rules import (
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import CudaPin, CudnnPin, DriverPin, FrameworkPin, GpuEntry, GpuPin, PythonPin, Stack
+from stackresolve.model.versionlist import version_span
 from stackresolve.request import Request
 from stackresolve.resolve.candidates import (
     CudnnCandidate,
@@ -165,7 +166,7 @@ def framework_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -
     if request.python:
         why += f" for Python {request.python}"
     if newer:
-        why += f" (newer {', '.join(w.version for w in newer)}: no wheel for this request)"
+        why += f" (newer {version_span(w.version for w in newer)}: no wheel for this request)"
     return FrameworkPin("tensorflow", fw.version, release.package, fw.line.version, Vendor.STOCK, why, fw.source,
                         extras=fw.extras, bundled_requirements=release.and_cuda if fw.extras else ())
 

@@ -221,15 +221,15 @@ def framework_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCan
     deps: list[Requirement] = [BuildPythons(fw, "the container" if fw.container else request.wheel_platform)]
     if not fw.gpu:
         return deps
-    deps += driver_dependencies(kb, request, fw)
     # PyTorch and JAX bring CUDA and cuDNN in their wheels: the CUDA line decides the driver; there is no cuDNN to
     # choose (the plan names the one the wheels bring).
     deps.append(BuildCuda(fw, request.os))
-    if fw.framework is not Framework.TENSORFLOW:
-        return deps
-    prefer, _ = preferred_cudnn(kb, request, fw)
-    deps.append(BuildCudnn(fw, prefer) if fw.cudnn_fixed else CompiledCudnn(fw, prefer))
-    return deps
+    if fw.framework is Framework.TENSORFLOW:
+        prefer, _ = preferred_cudnn(kb, request, fw)
+        deps.append(BuildCudnn(fw, prefer) if fw.cudnn_fixed else CompiledCudnn(fw, prefer))
+    # The driver last: resolvelib reports a build's first requirement that cannot be met, and one that no driver
+    # can fix (a CUDA or cuDNN that no longer supports the GPU) is the reason to give before a driver minimum.
+    return deps + driver_dependencies(kb, request, fw)
 
 
 def driver_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> list[Requirement]:
