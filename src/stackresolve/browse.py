@@ -419,8 +419,8 @@ def show_gpu_text(kb: KnowledgeBase, query: str) -> str:
         out.append(f"  not in the GPU tables: planned by rule, {d['rule']}")
     drv = d["driver"]
     if drv:
-        out.append(f"  driver: {'up to R' + drv['last_branch'] + ' (' + str(drv['last_version']) + ')' if drv['last_branch'] else 'current branches'}"
-                   f"; source: {drv['source']}")
+        branches = f"up to R{drv['last_branch']} ({drv['last_version']})" if drv["last_branch"] else "current branches"
+        out.append(f"  driver: {branches}; source: {drv['source']}")
     cuda = d["cuda"]
     out.append(f"  CUDA: first toolkit whose architectures reach it {cuda['first'] or 'none known'}, last that builds "
                f"for it {cuda['last'] or 'none known'}")

@@ -37,7 +37,9 @@ def test_format_values_complete():
     assert completions(["detect", "--format"], "") == ["text", "json"]
     assert completions(["plan", "--os"], "w") == ["windows", "wsl2"]
     assert completions(["show"], "t") == ["tf", "torch"]
-    assert completions(["schema"], "show") == ["show-tf", "show-torch", "show-jax"]
+    assert completions(["schema"], "show") == ["show-tf", "show-torch", "show-jax", "show-cuda", "show-cudnn",
+                                               "show-driver", "show-gpu"]
+    assert completions(["show"], "c") == ["cuda", "cudnn"]
     assert "schema" in completions([], "sc")
 
 

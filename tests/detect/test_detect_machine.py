@@ -375,3 +375,13 @@ def test_gpu_only_skips_python_toolkit_and_cudnn_probes(tmp_path):
     assert m.driver.version == "550.144.03"
     assert m.cuda_toolkits == () and m.cudnn == () and m.python is None
     assert "python" not in runner.names() and "nvcc" not in runner.names()
+
+
+def test_unknown_gpu_keeps_the_probes_compute_capability(tmp_path):
+    # Issue 31: a GPU no table names (a next-generation board) keeps what nvidia-smi reports; planning decides it
+    # by rule (tests/resolve/test_tables_end_by_rule.py). The row is built in nvidia-smi's CSV shape.
+    runner = FakeRunner().on(is_("smi-csv-cc"), (0, smi_csv("0, 00000000:01:00.0, NVIDIA Next-Gen Board, 10.7, "
+                                                            "615.71.09, 196608"), ""))
+    m = detect(tmp_path, SMI, runner, gpu_only=True)
+    assert [(g.name, g.compute_capability) for g in m.gpus] == [("NVIDIA Next-Gen Board", "10.7")]
+    assert "compute-capability-unknown" not in codes(m)

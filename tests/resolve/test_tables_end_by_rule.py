@@ -189,3 +189,18 @@ def test_show_driver_json_facts():
 def test_show_bad_input_is_one_line_exit_2(kind, value):
     result = run("show", kind, value)
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_detected_gpu_no_table_names_is_planned_by_rule(kb):
+    # what detect hands over for a GPU whose name and PCI id no table knows: NVML's compute capability
+    from stackresolve.detect.model import DriverInfo, GpuInfo, Machine, OSInfo
+    from stackresolve.flags import Flags, request_from_flags
+    from stackresolve.resolve import resolve
+
+    machine = Machine(os=OSInfo(system="linux"), driver=DriverInfo("615.71.09", "13.4", "nvml"),
+                      gpus=(GpuInfo(0, "NVIDIA Next-Gen Board", "10.7", 196608, "nvml", "nvml"),))
+    request = request_from_flags(kb, Flags(torch="latest"), machine)
+    assert [g.cc for g in request.gpus] == ["10.7"]
+    resolution = resolve(kb, request)
+    assert resolution.stack is not None
+    assert any(f.code == "gpu-unlisted" for f in resolution.findings)

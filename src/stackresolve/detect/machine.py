@@ -458,8 +458,8 @@ def _apply_overrides(env, driver: DriverInfo | None, gpus: list[GpuInfo], findin
                                     "", src))
         else:
             findings.append(Finding("error", "bad-override",
-                                    f"STACKRESOLVE_GPU_CC={quoted(v)} is not a compute capability (X.Y with a one-digit "
-                                    f"minor, or X.Y,X.Y per GPU)", "use e.g. 8.6", "env:STACKRESOLVE_GPU_CC"))
+                                    f"STACKRESOLVE_GPU_CC={quoted(v)} is not a compute capability (X.Y with a "
+                                    f"one-digit minor, or X.Y,X.Y per GPU)", "use e.g. 8.6", "env:STACKRESOLVE_GPU_CC"))
     return driver, gpus
 
 

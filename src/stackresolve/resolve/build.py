@@ -30,8 +30,8 @@ from stackresolve.knowledge.rules import (
 )
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
-from stackresolve.model.values import DriverVersion
 from stackresolve.model.stack import CudaPin, CudnnPin, DriverPin, FrameworkPin, GpuEntry, GpuPin, PythonPin, Stack
+from stackresolve.model.values import DriverVersion
 from stackresolve.request import Request
 from stackresolve.resolve.candidates import (
     CudnnCandidate,
@@ -109,8 +109,8 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
                  support_why(fw, support), fw.arch.source if fw.arch else "")
     findings += gpu_findings(request, fw, toolkit, cudnn_c.release if cudnn_c else None)
     findings += unlisted_gpu_findings(kb, request, fw)
-    findings += kb.memo(("driver_branch_findings", request.driver, request.driver_os),
-                        lambda: driver_branch_findings(kb, request))
+    findings += kb.memo(("driver_branch_findings", request.driver, request.driver_os,
+                         tuple([g.cc for g in request.gpus])), lambda: driver_branch_findings(kb, request))
     if tensorflow and fw.vendor is Vendor.STOCK and fw.line.and_cuda_blocker and request.os in (Os.LINUX, Os.WSL2):
         findings.append(Finding(Severity.INFO, "and-cuda-unusable",
                                 f"tensorflow[and-cuda] {fw.line.version}: {fw.line.and_cuda_blocker}",
@@ -508,6 +508,11 @@ def driver_branch_findings(kb: KnowledgeBase, request: Request) -> tuple[Finding
     supported = supported_branches(kb.driver_branches, kb.date)
     names = ", ".join(f"R{b.branch} ({b.designation}, end of life {b.end_of_life})" for b in supported)
     move = f"Move to a supported branch: {names}." if supported else ""
+    ends = [s for g in request.gpus if (s := kb.arch_support_for(g.cc)) is not None and s.last_branch]
+    last = min(ends, key=lambda s: int(s.last_branch), default=None)
+    if last is not None and supported and int(last.last_branch) < min(b.number for b in supported):
+        move = (f"{last.architecture.capitalize()} GPUs end with the R{last.last_branch} branch: no supported branch "
+                f"runs them, so only a newer GPU leaves this branch.")
     if state == "end-of-life":
         return (Finding(Severity.WARNING, "driver-branch-eol",
                         f"driver {request.driver} is on the R{branch} branch, past its end of life "

@@ -10,11 +10,11 @@ from packaging.version import Version
 from resolvelib import ResolutionImpossible
 
 from stackresolve.knowledge.base import KnowledgeBase
+from stackresolve.knowledge.rules import driver_meets
 from stackresolve.model.enums import Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Alternative, ConflictCause, Stack
 from stackresolve.model.values import DriverVersion
-from stackresolve.knowledge.rules import driver_meets
 from stackresolve.request import Request, known_releases
 from stackresolve.resolve.build import DEGRADED
 from stackresolve.resolve.candidates import (
@@ -286,7 +286,8 @@ def native_alternatives(kb: KnowledgeBase, request: Request, stack: Stack, limit
     ccs = ", ".join(sorted({g.cc for g in request.gpus}))
     tries: list[tuple[Request, str]] = []
     if request.vendor is Vendor.STOCK:
-        tries.append((replace(request, vendor=None), "NVIDIA's build of the same line (no longer maintained) runs natively"))
+        tries.append((replace(request, vendor=None), "NVIDIA's build of the same line (no longer maintained) runs "
+                                                     "natively"))
     if request.os is Os.WINDOWS:
         tries.append((replace(request, os=Os.WSL2), "WSL2 runs the Linux build of the same line on the Windows "
                                                     "driver"))
