@@ -306,12 +306,14 @@ def show_cudnn_text(kb: KnowledgeBase, version: str) -> str:
 
 
 def show_driver_data(kb: KnowledgeBase, version: str) -> dict:
-    from stackresolve.flags import parse_driver
+    from stackresolve.flags import read_driver
     from stackresolve.knowledge.rules import branch_lifecycle, driver_meets
-    from stackresolve.model.values import DriverVersion
 
-    given = parse_driver(version, "show driver")
-    branch = DriverVersion.parse(given).branch
+    parsed = read_driver(version.strip())  # the reading --driver and STACKRESOLVE_DRIVER use
+    if parsed is None:
+        raise InputError(f"show driver {quoted(version)}: not an NVIDIA driver version; use e.g. 470.82.01, 535.98 "
+                         f"or a branch such as 580")
+    given, branch = str(parsed), parsed.branch
     state, record = branch_lifecycle(kb.driver_branches, branch, kb.date)
     own = record if record is not None and record.number == branch else None
     cuda = []

@@ -106,8 +106,8 @@ def parse_cc(text: str, known: list[str], flag: str = "--gpu-cc") -> str:
     malformed value is bad input. `known` is kept for callers that name the nearest listed ones."""
     value = read_compute_capability(text)
     if value is None:
-        raise InputError(f"{flag} {quoted(text)}: not a compute capability; use major.minor with a one-digit minor, "
-                         f"e.g. 8.6 (or sm_86)")
+        raise InputError(f"{flag} {quoted(text)}: not a compute capability; use major.minor, e.g. 8.6 (a one-digit "
+                         f"minor; sm_86 also works)")
     return value
 
 
