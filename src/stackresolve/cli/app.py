@@ -25,7 +25,8 @@ COMMANDS = {
     "matrix": ("stackresolve.cli.browse", "For every release line of a framework (TensorFlow; --torch, --jax): "
                                           "whether and how it runs on this GPU and OS."),
     "gpus": ("stackresolve.cli.browse", "List the GPU models the knowledge base knows, with compute capability."),
-    "show": ("stackresolve.cli.browse", "Show what the knowledge base says about a release, with sources."),
+    "show": ("stackresolve.cli.browse", "Show what the knowledge base says about a release, driver or GPU, with "
+                                        "sources."),
     "check": ("stackresolve.cli.check", "Compare this machine with a lock file: exit 0 when it matches, 1 with the "
                                         "differences."),
     "explain": ("stackresolve.cli.explain", "Turn an error message into its meaning, likely cause and fix (exit 1 "

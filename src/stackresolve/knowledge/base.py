@@ -14,8 +14,10 @@ from stackresolve.knowledge.model import (
     CudaToolkit,
     CudnnArtifact,
     CudnnRelease,
+    DriverBranch,
     Gpu,
     NvidiaBuild,
+    NvidiaProject,
     Pitfall,
     PlatformMinimum,
     TensorFlowLine,
@@ -51,8 +53,10 @@ class KnowledgeBase:
     arch_support: tuple[ArchSupport, ...]
     platform_minimums: tuple[PlatformMinimum, ...]
     pitfalls: tuple[Pitfall, ...] = ()
+    driver_branches: tuple[DriverBranch, ...] = ()  # NVIDIA's data-center branch lifecycle table
     nvidia_builds: tuple[NvidiaBuild, ...] = ()
     cudnn_artifacts: tuple[CudnnArtifact, ...] = ()
+    nvidia_project: NvidiaProject | None = None  # whether NVIDIA still maintains its TF1 builds
     nvidia_index: str = ""  # the source saying how NVIDIA's index is reached (nvidia-pyindex)
     nvidia_index_url: str = ""  # NVIDIA's own package index, as nvidia-pyindex configures it
     # What the install channels carry, computed from the install facts when the knowledge base is built (see
@@ -257,6 +261,22 @@ class KnowledgeBase:
             if gpu_name not in names:
                 names.append(gpu_name)
         return names[:n]
+
+    def driver_branch(self, branch: int) -> DriverBranch | None:
+        """The lifecycle record of a driver branch (580), None where NVIDIA's table does not list it."""
+        return next((b for b in self.driver_branches if b.number == branch), None)
+
+    def fetched(self, kind: str) -> str:
+        """The date the data of one kind ("cuda", "cudnn", "drivers", "gpus", "wheels", ...) was read from its
+        sources. The shipped data has one review date for every kind but the package index's wheel lists; a
+        refreshed kind may carry its own."""
+        if kind == "wheels":
+            return self.wheels_fetched or self.date
+        return self.date
+
+    def is_listed_cc(self, cc: str) -> bool:
+        """Whether a GPU table (gpus.toml, drivers.toml's architectures) lists this compute capability."""
+        return cc in self.memo("known_cc_set", lambda: frozenset(self.known_ccs()))
 
     def known_ccs(self) -> list[str]:
         ccs = {g.cc for g in self.gpus} | {c for a in self.arch_support for c in a.cc}

@@ -17,8 +17,10 @@ from stackresolve.knowledge.model import (
     CudnnArtifact,
     CudnnBuild,
     CudnnRelease,
+    DriverBranch,
     Gpu,
     NvidiaBuild,
+    NvidiaProject,
     Pitfall,
     PlatformMinimum,
     TensorFlowLine,
@@ -236,6 +238,22 @@ def parse_drivers(doc: dict) -> tuple[tuple[ArchSupport, ...], tuple[PlatformMin
     return support, minimums
 
 
+def parse_driver_branches(doc: dict) -> tuple[DriverBranch, ...]:
+    """drivers.toml's [[data_center_compat]]: NVIDIA's driver branch lifecycle table."""
+    return tuple(
+        DriverBranch(
+            branch=r.text("branch", pattern=r"\d{3,4}"),
+            designation=r.one_of("designation", ("LTSB", "PB", "NFB")),
+            end_of_life=r.text("end_of_life", optional=True, pattern=r"\d{4}-\d{2}"),
+            native_cuda_major=r.text("native_cuda_major", pattern=r"\d{1,3}"),
+            os=r.texts("os", optional=True),
+            source=r.source(),
+            note=r.note(),
+        )
+        for r in records(doc, "data_center_compat", "drivers.toml")
+    )
+
+
 def parse_pitfalls(doc: dict) -> tuple[Pitfall, ...]:
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -294,6 +312,14 @@ def parse_nvidia_builds(doc: dict) -> tuple[NvidiaBuild, ...]:
                 note=r.note(),
             ))
     return tuple(builds)
+
+
+def parse_nvidia_project(doc: dict) -> NvidiaProject | None:
+    f = "nvidia_tensorflow.toml"
+    return next((NvidiaProject(maintained=r.flag("maintained"), last_release=r.text("last_release"),
+                               deprecated=r.text("deprecated", optional=True, pattern=r"\d{4}-\d{2}-\d{2}"),
+                               source=r.source(), note=r.note())
+                 for r in records(doc, "project", f)), None)
 
 
 CORE_FILES = ("meta.toml", "tensorflow.toml", "tensorflow_wheels.toml", "cuda.toml", "cudnn.toml", "gpus.toml",
@@ -475,8 +501,10 @@ def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_lo
         gpus=parse_gpus(docs["gpus.toml"]),
         arch_support=support,
         platform_minimums=minimums,
+        driver_branches=parse_driver_branches(docs["drivers.toml"]),
         pitfalls=parse_pitfalls(docs["pitfalls.toml"]),
         nvidia_builds=parse_nvidia_builds(docs["nvidia_tensorflow.toml"]),
+        nvidia_project=parse_nvidia_project(docs["nvidia_tensorflow.toml"]),
         nvidia_index=next((r.source() for r in records(docs["nvidia_tensorflow.toml"], "index",
                                                         "nvidia_tensorflow.toml")), ""),
         nvidia_index_url=next((r.text("url", pattern=r"^https://[A-Za-z0-9.-]+/?$") for r in records(

@@ -197,6 +197,23 @@ class ArchSupport:
 
 
 @record(eq=False)
+class DriverBranch:
+    """A data-center driver branch in NVIDIA's lifecycle table (drivers.toml [[data_center_compat]])."""
+
+    branch: str  # "580"
+    designation: str  # LTSB | PB | NFB
+    end_of_life: str  # "2028-06" ("" where NVIDIA gives none: New Feature Branches)
+    native_cuda_major: str  # the CUDA major it runs without the forward-compatibility package
+    os: tuple[str, ...]
+    source: str
+    note: str = ""
+
+    @property
+    def number(self) -> int:
+        return int(self.branch)
+
+
+@record(eq=False)
 class PlatformMinimum:
     platform: str
     driver: str
@@ -231,6 +248,17 @@ class Pitfall:
         from packaging.specifiers import SpecifierSet
 
         return SpecifierSet(self.python)
+
+
+@record(eq=False)
+class NvidiaProject:
+    """The state of NVIDIA's TensorFlow 1.15 project as a whole (nvidia_tensorflow.toml [[project]])."""
+
+    maintained: bool
+    last_release: str  # "23.03"
+    deprecated: str  # "2025-07-31", "" where no notice was read
+    source: str
+    note: str = ""
 
 
 @record(eq=False)

@@ -10,6 +10,7 @@ from packaging.version import Version
 from resolvelib import ResolutionImpossible
 
 from stackresolve.knowledge.base import KnowledgeBase
+from stackresolve.knowledge.rules import driver_meets
 from stackresolve.model.enums import Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Alternative, ConflictCause, Stack
@@ -318,10 +319,12 @@ def driver_upgrade(kb: KnowledgeBase, request: Request, keep, seen: set[str]) ->
         return None
     current = DriverVersion.parse(request.driver)
     pool = requested_framework_candidates(kb, replace(request, driver=None))
-    # a fix the machine can take: no driver past the GPUs' last branch (Kepler: R470)
+    # a fix the machine can take: no driver past the GPUs' last branch (Kepler: R470); a branch (--driver 525)
+    # already stands for its later releases, so only a later branch is an upgrade
     newest = newest_supported_driver(kb, request)
     ceiling = DriverVersion.parse(newest.last_version) if newest is not None else None
     floors = sorted({f for c in pool if (f := driver_floor(kb, request, c)) and DriverVersion.parse(f) > current
+                     and not driver_meets(request.driver, f)
                      and (ceiling is None or DriverVersion.parse(f) <= ceiling)}, key=DriverVersion.parse)
     for floor in floors:
         upgraded = replace(request, driver=floor)
@@ -366,7 +369,8 @@ def native_alternatives(kb: KnowledgeBase, request: Request, stack: Stack, limit
     ccs = ", ".join(sorted({g.cc for g in request.gpus}))
     tries: list[tuple[Request, str]] = []
     if request.vendor is Vendor.STOCK:
-        tries.append((replace(request, vendor=None), "NVIDIA's maintained build of the same line runs natively"))
+        tries.append((replace(request, vendor=None), "NVIDIA's build of the same line (no longer maintained) runs "
+                                                     "natively"))
     if request.os is Os.WINDOWS:
         tries.append((replace(request, os=Os.WSL2), "WSL2 runs the Linux build of the same line on the Windows "
                                                     "driver"))
@@ -419,7 +423,7 @@ def vendor_alternatives(kb: KnowledgeBase, request: Request, stack: Stack) -> li
 
 
 def nvidia_unfit(kb: KnowledgeBase, request: Request, stack: Stack) -> Finding | None:
-    """For a degraded stock TensorFlow 1.15 stack: why NVIDIA's maintained builds, which would run natively, do
+    """For a degraded stock TensorFlow 1.15 stack: why NVIDIA's builds, which would run natively, do
     not fit this request. Each reason is a question put to the resolver: no build for this OS at all, or one
     that fits with a newer driver or another Python."""
     if stack.framework.line != "1.15" or stack.framework.vendor is not Vendor.STOCK or request.vendor is not None:

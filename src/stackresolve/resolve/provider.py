@@ -11,7 +11,7 @@ from resolvelib import AbstractProvider
 
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.model import PlatformMinimum
-from stackresolve.knowledge.rules import driver_floor_raises, minor_compat_floor
+from stackresolve.knowledge.rules import driver_floor_raises, driver_is_branch, minor_compat_floor
 from stackresolve.model.enums import Framework, GpuSupport, Os
 from stackresolve.model.values import ComputeCapability, DriverVersion
 from stackresolve.request import Request
@@ -150,7 +150,13 @@ class StackProvider(AbstractProvider):
 
     def _driver_candidate(self, reqs: list[DriverRequirement]) -> DriverCandidate:
         if self.request.driver:
-            return driver_candidate(as_version(self.request.driver), None)
+            installed = as_version(self.request.driver)
+            if driver_is_branch(self.request.driver):
+                # A branch (--driver 525) stands for its releases (knowledge.rules.driver_meets): the candidate is
+                # the release inside it that the stack needs, never one of a later branch.
+                inside = [r.minimum for r in reqs if r.minimum is not None and r.minimum.release[0] == installed.major]
+                installed = max(inside, default=installed)
+            return driver_candidate(installed, None)
         minimum = max((r.minimum for r in reqs if r.minimum is not None), default=None)
         if minimum is not None:
             newest = self.newest_driver
