@@ -71,11 +71,12 @@ def torch_candidates(kb: KnowledgeBase, request: Request, line: ReleaseLine,
 
 
 def installable_companions(fk: FrameworkKnowledge, release: TorchRelease, platform: str) -> list:
-    """The torchvision and torchaudio releases made for a torch release that have wheels for this platform (a
-    plan's Python must have wheels of each: torchvision 0.20.1 has none for 3.13, torch 2.5.1 has)."""
+    """The torchvision and torchaudio releases made for a torch release (pinned to it, or admitting it by a
+    Requires-Dist range) that have wheels for this platform (a plan's Python must have wheels of each: torchvision
+    0.20.1 has none for 3.13, torch 2.5.1 has)."""
     out = []
-    for package, version in (("torchvision", release.torchvision), ("torchaudio", release.torchaudio)):
-        companion = fk.torch_companion(package, version) if version else None
+    for package in ("torchvision", "torchaudio"):
+        companion = fk.companion_for(package, release)
         if companion is not None and companion.pythons.get(platform):
             out.append(companion)
     return out
