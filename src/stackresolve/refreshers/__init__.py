@@ -52,7 +52,8 @@ class Context:
     shipped constraints files, the date, and a bounded pool for many small requests."""
 
     def __init__(self, index: str | None, deadline: float, today: str, pool: ThreadPoolExecutor,
-                 fetch_url: Callable[[str, tuple[float, float]], bytes] | None = None, vendor: bool = True):
+                 fetch_url: Callable[[str, tuple[float, float]], bytes] | None = None, vendor: bool = True,
+                 shipped: Callable[[str], dict] | None = None):
         self.deadline = deadline
         self.today = today
         self.pool = pool
@@ -62,6 +63,7 @@ class Context:
         self._vendor_session = None
         self._fetch_url = fetch_url
         self.vendor = vendor
+        self._shipped = shipped
         self._lock = threading.Lock()
         self._files: dict[str, Any] = {}
 
@@ -127,6 +129,8 @@ class Context:
 
     # -- the shipped data (readers carry arch ranges and the like over from it, by rule)
     def shipped(self, name: str) -> dict:
+        if self._shipped is not None:
+            return self._shipped(name)
         from stackresolve.knowledge.loader import read_toml
 
         return read_toml(name)[0]
@@ -173,9 +177,11 @@ def check(kind: str, text: str) -> int:
 
 def refresh(index: str | None = None, *, kinds: Sequence[str] | None = None, timeout: float = 300.0,
             workers: int = 8, today: str | None = None, vendor: bool = True,
-            fetch_url: Callable[[str, tuple[float, float]], bytes] | None = None) -> list[KindResult]:
+            fetch_url: Callable[[str, tuple[float, float]], bytes] | None = None,
+            shipped: Callable[[str], dict] | None = None) -> list[KindResult]:
     """Run the readers of `kinds` (default: all) under one deadline; one result per kind, in KINDS order. Writes
-    nothing (the caller writes each refreshed kind's text)."""
+    nothing (the caller writes each refreshed kind's text). `fetch_url` and `shipped` replace the fetching of
+    vendor documents and the shipped files the readers compare with (tests)."""
     from stackresolve.knowledge.refreshed import KINDS
 
     deadline = time.monotonic() + timeout
@@ -197,7 +203,7 @@ def refresh(index: str | None = None, *, kinds: Sequence[str] | None = None, tim
         return KindResult(name, "refreshed", source, count, text)
 
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="refresh-io") as io_pool:
-        ctx = Context(index, deadline, date, io_pool, fetch_url=fetch_url, vendor=vendor)
+        ctx = Context(index, deadline, date, io_pool, fetch_url=fetch_url, vendor=vendor, shipped=shipped)
         # The readers themselves wait on the I/O pool; they get their own threads so they never starve it.
         with ThreadPoolExecutor(max_workers=max(1, len(wanted)), thread_name_prefix="refresh-kind") as kind_pool:
             return list(kind_pool.map(one, wanted))
