@@ -355,8 +355,8 @@ def refreshed_wheels(env=os.environ) -> tuple[bytes | None, str]:
 
 
 def _validators():
-    """constraints file -> the check a merged document must pass (the file's own parser)."""
-    from stackresolve.knowledge import frameworks as fw
+    """constraints file -> the check a merged document must pass (the file's own parser). The framework parsers
+    are imported only when one is called: a TensorFlow plan never loads them."""
 
     def wheels(doc):
         if not parse_wheels(doc):
@@ -370,9 +370,16 @@ def _validators():
             r.text("end_of_life", allow_empty=True)
             r.source()
 
+    def framework(name):
+        def check(doc):
+            from stackresolve.knowledge import frameworks
+
+            getattr(frameworks, name)(doc)
+        return check
+
     return {WHEELS_FILE: wheels, "cuda.toml": parse_cuda, "cudnn.toml": parse_cudnn, "drivers.toml": drivers,
-            "pytorch.toml": fw.parse_pytorch, "torch_companions.toml": fw.parse_torch_companions,
-            "jax.toml": fw.parse_jax, "apple.toml": fw.parse_apple}
+            "pytorch.toml": framework("parse_pytorch"), "torch_companions.toml": framework("parse_torch_companions"),
+            "jax.toml": framework("parse_jax"), "apple.toml": framework("parse_apple")}
 
 
 def _lay_over(docs: dict[str, dict], refreshed: dict[str, bytes],
@@ -537,7 +544,7 @@ def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_lo
     wheels = parse_wheels(docs["tensorflow_wheels.toml"])
     return KnowledgeBase(
         date=str(docs["meta.toml"].get("date", "")),
-        wheels_fetched=str(docs[WHEELS_FILE].get("generated", "")),
+        wheels_fetched=(data_kinds or {}).get("tensorflow_wheels", (str(docs[WHEELS_FILE].get("generated", "")),))[0],
         wheels_origin=(data_kinds or {}).get("tensorflow_wheels", ("", "shipped"))[1],
         digest=digest_text[:12],
         lines=lines,
