@@ -85,7 +85,7 @@ def _key(text: str) -> Version:
 def tensorflow_wheels(ctx: Context) -> tuple[dict, str]:
     files = {package: ctx.files(package) for package in tf.PACKAGES}
     try:
-        records = tf.build_records(files, fetched=ctx.today, read_metadata=ctx.metadata, workers=4)
+        records = tf.build_records(files, fetched=ctx.today, read_metadata=ctx.metadata, workers=8)
     except tf.UnclassifiedWheels as exc:
         raise Broken(str(exc)) from exc
     return {"release": records}, (f"package index /simple/{{{','.join(tf.PACKAGES)}}}/ (PEP 691 JSON; and-cuda "
