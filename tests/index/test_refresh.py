@@ -100,7 +100,29 @@ def test_an_unknown_kind_is_one_line_with_a_close_match(tmp_path):
 
 @pytest.mark.network
 def test_refresh_against_the_real_index(tmp_path):
-    done = run("refresh", env={"STACKRESOLVE_CACHE_DIR": str(tmp_path)})
+    """Into an empty cache: then `plan --tf/--torch/--jax latest` plan the index's newest final releases, and the
+    newest cuDNN on the index is known to `plan --cudnn`."""
+    from packaging.version import Version
+
+    from stackresolve import index as idx
+
+    env = {"STACKRESOLVE_CACHE_DIR": str(tmp_path)}
+    done = run("refresh", "--index-only", "--timeout", "240", env=env)
     assert done.returncode == 0, done.stderr
-    plan = run("plan", "--no-detect", "--tf", "2.15", "--format", "json", env={"STACKRESOLVE_CACHE_DIR": str(tmp_path)})
-    assert json.loads(plan.stdout)["knowledge_base"]["index_data"].endswith("refreshed")
+    for kind in INDEX_KINDS:
+        assert f"refresh: {kind}: refreshed" in done.stderr, done.stderr
+
+    def newest(project):
+        versions = [v for f in idx.project_files(project) if (v := (idx.file_version(f.filename) or (0, None))[1])
+                    and not v.is_prerelease and f.filename.endswith(".whl") and not f.yanked]
+        return str(max(versions))
+
+    for flag, project in (("--tf", "tensorflow"), ("--torch", "torch"), ("--jax", "jax")):
+        plan = run("plan", "--no-detect", flag, "latest", "--format", "json", env=env)
+        document = json.loads(plan.stdout)
+        assert document["stack"]["framework"]["version"] == newest(project), plan.stderr
+        assert document["knowledge_base"]["index_data"].endswith("refreshed")
+    cudnn = newest("nvidia-cudnn-cu13")
+    plan = run("plan", "--no-detect", "--torch", "latest", "--cudnn", ".".join(cudnn.split(".")[:3]), env=env)
+    assert plan.returncode in (0, 1) and "no cuDNN release" not in plan.stderr, plan.stderr
+    assert Version(cudnn)

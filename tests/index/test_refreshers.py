@@ -195,3 +195,18 @@ def test_torch_companions_are_read_from_requires_dist_ranges():
     assert fk.companion_for("torchaudio", fk.torch_release("2.15.0")).version == "2.11.1"
     assert fk.companion_for("torchaudio", fk.torch_release("2.11.0")).version == "2.11.0"
     assert fk.companion_for("torchaudio", fk.torch_release("1.8.0")).version == "0.8.0"
+
+
+def test_the_staleness_note_names_the_old_kind_only(cache, capsys):
+    from stackresolve.cli.app import warn_if_stale
+    from stackresolve.knowledge.loader import load_knowledge
+
+    (cache / "data" / "cudnn.toml").write_text(CUDNN_9_28_1)
+    kb = load_knowledge()
+    kinds = dict(kb.data_kinds)
+    kinds["cuda"] = ("2000-01-01", "shipped", "constraints/cuda.toml")
+    object.__setattr__(kb, "data_kinds", kinds)
+    warn_if_stale(kb, "pytorch")
+    notes = capsys.readouterr().err.splitlines()
+    assert len([n for n in notes if "the CUDA data is" in n and "(fetched 2000-01-01, shipped)" in n]) == 1
+    assert not [n for n in notes if "cuDNN" in n]

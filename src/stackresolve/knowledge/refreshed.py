@@ -16,11 +16,12 @@ use. This module reads no network; stackresolve.refreshers writes these files.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
+from stackresolve.model.record import record
 
-@dataclass(frozen=True)
+
+@record  # not a dataclass: this module is imported by every plan, and dataclass's generated code costs ms
 class Overlay:
     table: str
     key: tuple[str, ...]
@@ -29,7 +30,7 @@ class Overlay:
     union: tuple[str, ...] = ()  # "add": list fields of a shipped record with the same key that get the new items
 
 
-@dataclass(frozen=True)
+@record
 class Kind:
     name: str  # the cache file's stem and the name `refresh` reports
     label: str  # what a plan calls it ("TensorFlow wheels")
