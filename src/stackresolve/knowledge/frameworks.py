@@ -5,7 +5,7 @@ Loaded on first use (`kb.frameworks`), from its own snapshot: a TensorFlow plan 
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
@@ -89,7 +89,7 @@ class TorchCompanion:
 
     def made_for(self, torch_version: str) -> bool:
         """Whether its torch requirement admits this torch (a companion that declares none is made for no torch)."""
-        return bool(self.torch) and SpecifierSet(self.torch).contains(torch_version, prereleases=True)
+        return bool(self.torch) and _specifier_set(self.torch).contains(torch_version, prereleases=True)
 
 
 # -- JAX ------------------------------------------------------------------------------------------------------
@@ -372,6 +372,11 @@ def parse_torch_companions(doc: dict) -> tuple[TorchCompanion, ...]:
                        torch=_specifier(r, "torch"))
         for r in records(doc, "companion", "torch_companions.toml")
     )
+
+
+@lru_cache(maxsize=None)
+def _specifier_set(text: str) -> SpecifierSet:
+    return SpecifierSet(text)
 
 
 def _specifier(r: Fields, key: str) -> str:

@@ -71,8 +71,12 @@ def index_data(kb: KnowledgeBase, request: Request | None = None) -> str:
     """How old the machine-read data behind a plan is, per kind, for the kinds this framework's plans use:
     "TensorFlow wheels fetched 2026-11-28, refreshed; cuDNN, CUDA fetched 2026-11-22, shipped"."""
     framework = request.framework.value if request is not None else "tensorflow"
-    groups: dict[tuple[str, str], list[str]] = {}
     macos = request is not None and request.os.value == "macos"
+    return kb.memo(("index_data", framework, macos), lambda: _index_data(kb, framework, macos))  # once per matrix
+
+
+def _index_data(kb: KnowledgeBase, framework: str, macos: bool) -> str:
+    groups: dict[tuple[str, str], list[str]] = {}
     for _, label, fetched, origin in kb.kinds_used_by(framework, macos):
         if fetched:
             groups.setdefault((fetched, origin), []).append(label)
