@@ -41,9 +41,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if result.status != "refreshed":
         print(f"update_torch_companions: {result.status}: {result.detail}", file=sys.stderr)
         return 1
-    text = result.text.split("\n", 1)[1]  # the refresh header goes; the shipped file has its own, and no origin
-    text = "\n".join(line for line in text.splitlines() if not line.startswith(("origin = ", "source = \"package index /simple/torchvision/, ")))
-    atomic_write(args.output, HEADER + text + "\n")
+    import tomli
+    import tomli_w
+
+    document = tomli.loads(result.text)  # the shipped file has its own header, and no origin or run-wide source
+    text = tomli_w.dumps({"generated": document["generated"], "companion": document["companion"]})
+    atomic_write(args.output, HEADER + text)
     print(f"wrote {args.output} ({result.records} releases)", file=sys.stderr)
     return 0
 

@@ -177,12 +177,16 @@ def test_a_refreshed_framework_kind_reaches_the_lazily_loaded_framework_facts(ca
     doc = read_toml("torch_companions.toml")[0]
     import tomli_w
 
-    rows = [c for c in doc["companion"] if not (c["package"] == "torchaudio" and c["version"] == "2.11.1")]
-    (cache / "data" / "torch_companions.toml").write_text(
-        tomli_w.dumps({"generated": "2099-01-01", "origin": "refreshed", "source": "test", "companion": rows}))
+    # A refresh that read only torchaudio 2.11.1, and read it without its torch range: that record is replaced,
+    # the companions it did not read stay.
+    [row] = [c for c in doc["companion"] if c["package"] == "torchaudio" and c["version"] == "2.11.1"]
+    (cache / "data" / "torch_companions.toml").write_text(tomli_w.dumps(
+        {"generated": "2099-01-01", "origin": "refreshed", "source": "test", "companion": [{**row, "torch": ""}]}))
     for kb in (load_knowledge(), load_knowledge()):  # built, then from the snapshots
         fk = kb.frameworks
-        assert fk.torch_companion("torchaudio", "2.11.1") is None
+        assert fk.torch_companion("torchaudio", "2.11.1").torch == ""
+        assert fk.companion_for("torchaudio", fk.torch_release("2.15.0")) is None
+        assert fk.torch_companion("torchvision", "0.29.2") is not None
         assert kb.data_kinds["torch_companions"][1] == "refreshed"
 
 

@@ -37,8 +37,8 @@ COMMANDS = {
                                             "only then)."),
     "export": ("stackresolve.cli.install", "Print a lock's requirements file (index option first), for `pip install "
                                            "-r` or `uv pip install -r`."),
-    "refresh": ("stackresolve.cli.refresh", "Re-read the package index's TensorFlow wheel lists into the user cache "
-                                            "(used while newer than shipped)."),
+    "refresh": ("stackresolve.cli.refresh", "Re-read every kind of data a machine can read into the user cache, "
+                                            "each with its own date (used while not older than shipped)."),
     "schema": ("stackresolve.cli.schema", "Print the JSON Schema of one of the JSON documents stackresolve prints."),
 }
 

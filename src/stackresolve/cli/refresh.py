@@ -17,8 +17,8 @@ def refresh(
     index_only: bool = typer.Option(False, "--index-only",
                                     help="Read the package index only, not NVIDIA's or PyTorch's documents."),
 ) -> None:
-    """Re-read every kind of data a machine can read (package index, NVIDIA's manifests and driver list, PyTorch's
-    indexes) into the user cache, each kind with its own date; one line per kind says what was refreshed."""
+    """Re-read every kind of data a machine can read into the user cache, each with its own date (used while not
+    older than shipped)."""
     import difflib
 
     from stackresolve.files import atomic_write_bytes

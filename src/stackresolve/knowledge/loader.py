@@ -345,15 +345,6 @@ def _data_key(directory: Path | None, refreshed: dict[str, bytes] | None = None)
     return shipped + extra
 
 
-def refreshed_wheels(env=os.environ) -> tuple[bytes | None, str]:
-    """The user's refreshed tensorflow_wheels.toml (None when there is none or it cannot be used), and a warning
-    when one is there but is not used."""
-    from stackresolve.knowledge.refreshed import read_cached
-
-    found, warnings = read_cached(env)
-    return found.get("tensorflow_wheels"), next((w for w in warnings if WHEELS_FILE in w), "")
-
-
 def _validators():
     """constraints file -> the check a merged document must pass (the file's own parser). The framework parsers
     are imported only when one is called: a TensorFlow plan never loads them."""

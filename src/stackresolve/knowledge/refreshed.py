@@ -3,7 +3,9 @@
 Each kind has its own file in the user's cache (`<cache>/data/<kind>.toml`) with its own `generated` date,
 `origin = "refreshed"` and `source`, and records of the very shape its constraints file has (the loader validates
 them with that file's own parser). How a kind's records meet the shipped ones:
-- "replace": the kind is the whole table (tensorflow_wheels, torch_companions: generated from the index alone);
+- "replace": the kind is the whole table (tensorflow_wheels: generated from the index alone, as it always was);
+- "upsert": a record replaces the shipped one with the same key, new keys are added, and shipped records the
+  refresh did not read stay (torch_companions: a partial answer never drops a companion);
 - "add": records whose key the shipped file lacks are added; a shipped record is kept as it is (it is curated and
   says more than a machine can read: arch ranges, driver floors, notes);
 - "update": the listed fields of the shipped record with the same key are set (PyTorch's per-variant indexes say
@@ -25,7 +27,7 @@ from stackresolve.model.record import record
 class Overlay:
     table: str
     key: tuple[str, ...]
-    mode: str  # replace | add | update
+    mode: str  # replace | upsert | add | update
     fields: tuple[str, ...] = ()  # "update": the fields set on the shipped record
     union: tuple[str, ...] = ()  # "add": list fields of a shipped record with the same key that get the new items
 
@@ -47,7 +49,7 @@ KINDS: tuple[Kind, ...] = (
          (Overlay("release", ("version",), "add"), Overlay("variant", ("name", "platforms", "releases"), "add")),
          ("pytorch",), True),
     Kind("torch_companions", "torchvision/torchaudio", "torch_companions.toml",
-         (Overlay("companion", ("package", "version"), "replace"),), ("pytorch",), True),
+         (Overlay("companion", ("package", "version"), "upsert"),), ("pytorch",), True),
     Kind("jax", "JAX releases", "jax.toml",
          (Overlay("pairing", ("jax",), "add"), Overlay("jaxlib_wheels", ("versions",), "add"),
           Overlay("plugin_wheels", ("package", "versions"), "add")), ("jax",), True),
@@ -124,7 +126,13 @@ def merge(shipped: dict, refreshed: dict, kind: Kind) -> dict:
             if not isinstance(row, dict):
                 raise ValueError(f"`{overlay.table}` must be an array of tables")
             at = index.get(_key(row, overlay))
-            if overlay.mode == "add" and at is None:
+            if overlay.mode == "upsert":
+                if at is None:
+                    index[_key(row, overlay)] = len(base)
+                    base.append(row)
+                else:
+                    base[at] = row
+            elif overlay.mode == "add" and at is None:
                 index[_key(row, overlay)] = len(base)
                 base.append(row)
             elif overlay.mode == "add" and overlay.union:

@@ -236,7 +236,7 @@ def cuda(ctx: Context) -> tuple[dict, str]:
                 releases[line].add(_release_of(version))
             if first_upload(files):
                 uploads.setdefault(line, []).append(first_upload(files)[:7])
-    source = (f"package index " + ", ".join(f"/simple/{p}/" for p in CUDA_PROJECTS)
+    source = ("package index " + ", ".join(f"/simple/{p}/" for p in CUDA_PROJECTS)
               + f" (PEP 691 JSON; cuda-toolkit versions = toolkit releases, runtime wheels = cudart component "
                 f"versions), fetched {ctx.today}")
     known = {r["version"] for r in shipped}

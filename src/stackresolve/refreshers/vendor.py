@@ -21,7 +21,7 @@ from packaging.version import InvalidVersion, Version
 
 from stackresolve import index as idx
 from stackresolve.refreshers import Broken, Context, Unreachable
-from stackresolve.refreshers.index import PYTHONS, _key, new_toolkit, newest_shipped
+from stackresolve.refreshers.index import _key, new_toolkit, newest_shipped
 
 CUDA_REDIST = "https://developer.download.nvidia.com/compute/cuda/redist/"
 CUDNN_REDIST = "https://developer.download.nvidia.com/compute/cudnn/redist/"
