@@ -249,8 +249,6 @@ def scan_wheel(path: Path, members: str = r".*\.(so(\.\d+)*|pyd|dll)$") -> tuple
 def read_source(where: str, deadline: float) -> str:
     """A file path or an https URL (with the time left before the deadline, at most 60 s)."""
     if re.match(r"https://", where):
-        import requests
-
         from stackresolve import index as idx
 
         left = max(1.0, min(60.0, deadline - time.monotonic()))
