@@ -387,7 +387,7 @@ def _lay_over(docs: dict[str, dict], refreshed: dict[str, bytes],
         if kind.name not in refreshed or kind.target not in docs:
             continue
         doc, problem = rk.usable(refreshed[kind.name], shipped_dates.get(kind.target, ""),
-                                 lambda raw, k=kind: _parse(f"{k.name}.toml", raw))
+                                 lambda raw, k=kind: _parse(k.target, raw))
         if doc is not None:
             try:
                 merged = rk.merge(docs[kind.target], doc, kind)
@@ -399,7 +399,7 @@ def _lay_over(docs: dict[str, dict], refreshed: dict[str, bytes],
                 used[kind.name] = doc
                 continue
         if problem:
-            warnings.append(rk.fallback_warning(kind, rk.cache_path(kind.name), problem))
+            warnings.append(rk.fallback_warning(kind, rk.cache_path(kind.name), problem.removeprefix(f"{kind.target}: ")))
     return used, warnings
 
 

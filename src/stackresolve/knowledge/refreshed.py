@@ -40,11 +40,12 @@ class Kind:
     overlays: tuple[Overlay, ...]
     frameworks: tuple[str, ...]  # the plans that use it: tensorflow | pytorch | jax | "" (every plan) | macos
     index: bool  # read from the package index (the others: NVIDIA's and PyTorch's own documents)
+    shipped: str = ""  # what the fallback warning says is used instead ("" = "the <label> data")
 
 
 KINDS: tuple[Kind, ...] = (
     Kind("tensorflow_wheels", "TensorFlow wheels", "tensorflow_wheels.toml",
-         (Overlay("release", ("package", "version"), "replace"),), ("tensorflow",), True),
+         (Overlay("release", ("package", "version"), "replace"),), ("tensorflow",), True, "wheel lists"),
     Kind("torch", "PyTorch releases", "pytorch.toml",
          (Overlay("release", ("version",), "add"), Overlay("variant", ("name", "platforms", "releases"), "add")),
          ("pytorch",), True),
@@ -102,8 +103,8 @@ def read_cached(env=os.environ) -> tuple[dict[str, bytes], list[str]]:
 
 
 def fallback_warning(kind: Kind, path: Path | None, problem: str) -> str:
-    return (f"{path}: {problem}; using the {kind.label} data shipped with stackresolve (`stackresolve refresh` "
-            f"rebuilds it)")
+    return (f"{path}: {problem}; using the {kind.shipped or kind.label + ' data'} shipped with stackresolve "
+            f"(`stackresolve refresh` rebuilds it)")
 
 
 def _key(record: dict, overlay: Overlay):

@@ -14,7 +14,7 @@ from packaging.version import InvalidVersion, Version
 
 from stackresolve import index as idx
 from stackresolve import refresh as tf
-from stackresolve.refreshers import Broken, Context
+from stackresolve.refreshers.context import Broken, Context
 
 # CPython minors a wheel is classified into here (one past the TensorFlow list: jaxlib already has 3.15 wheels).
 PYTHONS = tuple(dict.fromkeys((*idx.KNOWN_CPYTHON, "3.15")))

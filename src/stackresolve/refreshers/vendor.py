@@ -20,7 +20,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from stackresolve import index as idx
-from stackresolve.refreshers import Broken, Context, Unreachable
+from stackresolve.refreshers.context import Broken, Context, Unreachable
 from stackresolve.refreshers.index import _key, new_toolkit, newest_shipped
 
 CUDA_REDIST = "https://developer.download.nvidia.com/compute/cuda/redist/"
