@@ -22,6 +22,10 @@ commands in the same venv, so machine load hits both alike. Budgets (exit 1 when
 - with --install (talks to the package index): from nothing to a verified TF 2.15 CPU environment, `stackresolve
   install` with uv within 1.2 x doing it by hand (`uv venv` + `uv pip install -r` of the same requirements + the
   same import check), cold (empty caches) and warm; under 15 s cold and 8 s warm. pip is timed beside it.
+- with --network (talks to the package index; NVIDIA's and PyTorch's hosts are tried and may be unreachable):
+  `stackresolve refresh` of every kind into an empty cache, as a cold process, finishes within its own overall
+  deadline (--timeout 120) and within 2 x the refresh of the TensorFlow wheel lists alone (the one kind refresh
+  read before issue 31), run alternately with it; each kind's own time (in-process, one kind at a time) beside it
 - `explain` of an 8 MiB log (the size explain reads at most): explain_text in-process <= 1 s of CPU, and the whole
   `stackresolve explain --format json` process < 100 MB peak memory. The log is a training log made here: the
   corpus's real reports in the middle of timestamped TensorFlow lines and progress lines whose numbers change
@@ -264,10 +268,42 @@ def explain_seconds(path: Path, runs: int) -> float:
     return best
 
 
+REFRESH_DEADLINE = 120
+
+
+def refresh_bench(tool: str, runs: int = 2) -> tuple[list[tuple[str, str, str, str]], list[str]]:
+    """`stackresolve refresh` (every kind, then TF alone) into empty caches, alternately; per kind in-process."""
+    from stackresolve.knowledge.refreshed import KINDS
+    from stackresolve.refreshers import refresh
+
+    all_s, tf_s, codes = [], [], []
+    for _ in range(runs):
+        for argv, out in (([], all_s), (["--kind", "tensorflow_wheels"], tf_s)):
+            with tempfile.TemporaryDirectory() as cache:
+                env = {**os.environ, "STACKRESOLVE_CACHE_DIR": cache}
+                start = time.perf_counter()
+                done = subprocess.run([tool, "refresh", "--timeout", str(REFRESH_DEADLINE), *argv], env=env,
+                                      capture_output=True, text=True, timeout=REFRESH_DEADLINE + 60)
+                out.append(time.perf_counter() - start)
+                codes.append(done.returncode)
+    every, alone = statistics.median(all_s), statistics.median(tf_s)
+    ok = every <= REFRESH_DEADLINE + 5 and every <= 2 * alone and not any(codes)
+    rows = [("refresh, TF wheel lists alone (cold)", f"{alone:.1f} s", "", ""),
+            ("refresh, every kind (cold)", f"{every:.1f} s = {every / alone:.2f} x TF alone", "",
+             f"<= 2 x, <= {REFRESH_DEADLINE} s deadline" + ("" if ok else "  MISSED"))]
+    for kind in KINDS:
+        start = time.perf_counter()
+        [result] = refresh(kinds=[kind.name], timeout=REFRESH_DEADLINE)
+        rows.append((f"  refresh {kind.name} alone (in-process)", f"{time.perf_counter() - start:.1f} s "
+                     f"({result.status})", "", ""))
+    return rows, ([] if ok else ["refresh"])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--install", action="store_true", help="also time `stackresolve install` (network)")
+    parser.add_argument("--network", action="store_true", help="also time `stackresolve refresh` (network)")
     args = parser.parse_args()
     exe, tool = str(BIN / "python"), str(BIN / "stackresolve")
     with tempfile.TemporaryDirectory() as scratch:
@@ -340,6 +376,10 @@ def main() -> int:
                  "< 0.25 x build" + ("" if snapshot_ok else "  MISSED")))
     if not snapshot_ok:
         missed.append("snapshot")
+    if args.network:
+        refresh_rows, refresh_missed = refresh_bench(tool)
+        rows += refresh_rows
+        missed += refresh_missed
     if args.install:
         install_rows, install_missed = install_bench(tool)
         rows += install_rows

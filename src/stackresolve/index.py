@@ -116,6 +116,7 @@ class IndexFile:
     core_metadata_hashes: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
     hashes: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
     size: int | None = None
+    upload_time: str | None = None  # PEP 700 (simple API 1.1) "upload-time", ISO 8601, when the index gives it
 
     @property
     def is_wheel(self) -> bool:
@@ -138,6 +139,7 @@ class IndexFile:
             core_metadata_hashes=dict(meta) if isinstance(meta, Mapping) else {},
             hashes=dict(entry.get("hashes") or {}),
             size=size if isinstance(size, int) else None,
+            upload_time=entry.get("upload-time") if isinstance(entry.get("upload-time"), str) else None,
         )
 
 

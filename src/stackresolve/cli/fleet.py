@@ -46,7 +46,7 @@ def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], 
         raise typer.Exit(Exit.BAD_INPUT)
     plan = plan_fleet(kb, base, groups, allow_cpu=allow_cpu)
     options = PlanOptions(env_name=env_name)
-    warn_if_stale(kb)
+    warn_if_stale(kb, base.framework.value)
     code = Exit.OK if plan.stacks else Exit.FAILED
     if out is not None and out != "-":
         write_directory(Path(out), plan, kb, fmt, options)

@@ -28,7 +28,7 @@ def header_lines(resolution: Resolution, kind: str) -> list[str]:
             f"stack: {stack.summary}" if stack else "stack: none (no consistent stack)",
             f"request: {', '.join(wanted)}",
             f"knowledge base {resolution.kb_version}"
-            + (f" (package index data {resolution.index_data})" if resolution.index_data else "")
+            + (f" (data: {resolution.index_data})" if resolution.index_data else "")
             + f", stackresolve {__version__}"]
 
 

@@ -59,6 +59,10 @@ class KnowledgeBase:
     nvidia_project: NvidiaProject | None = None  # whether NVIDIA still maintains its TF1 builds
     nvidia_index: str = ""  # the source saying how NVIDIA's index is reached (nvidia-pyindex)
     nvidia_index_url: str = ""  # NVIDIA's own package index, as nvidia-pyindex configures it
+    # Per kind of data (knowledge/refreshed.py KINDS): (fetched date, "shipped" | "refreshed", source).
+    data_kinds: dict = field(default_factory=dict, repr=False, compare=False)
+    # Refreshed kinds in the user's cache that were left out, and why (one line each; printed as warnings).
+    refresh_problems: tuple[str, ...] = field(default=(), repr=False, compare=False)
     # What the install channels carry, computed from the install facts when the knowledge base is built (see
     # knowledge/install.py): the resolver needs these tables, not the install facts themselves.
     cudnn_tables: dict = field(default_factory=dict, repr=False, compare=False)
@@ -94,6 +98,21 @@ class KnowledgeBase:
         object.__setattr__(self, "_arch_by_line", {a.line: a for a in self.compiled_archs if not a.os})
         object.__setattr__(self, "_wheels_by_package", wheels)
         object.__setattr__(self, "_wheels_by_line", by_line)
+
+    def kinds_used_by(self, framework: str, macos: bool = False) -> list[tuple[str, str, str, str]]:
+        """(kind, label, fetched date, origin) of each machine-read kind of data a plan for `framework`
+        ("tensorflow", "pytorch", "jax"; `macos`: on a Mac) rests on, in KINDS order; a kind read from two sources (the index and
+        NVIDIA's manifests) is listed once per source."""
+        from stackresolve.knowledge.refreshed import KINDS
+
+        out = []
+        for kind in KINDS:
+            if "" not in kind.frameworks and framework not in kind.frameworks and not (macos and "macos" in kind.frameworks):
+                continue
+            fetched, origin, _ = self.data_kinds.get(kind.name, ("", "shipped", ""))
+            if kind.index or origin == "refreshed":  # NVIDIA's and PyTorch's documents count once refreshed
+                out.append((kind.name, kind.label, fetched, origin))
+        return out
 
     def nvidia_index_source(self) -> str:
         return self.nvidia_index

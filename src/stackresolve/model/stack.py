@@ -285,7 +285,7 @@ class Resolution:
     findings: tuple[Finding, ...]
     alternatives: tuple[Alternative, ...]
     kb_version: str
-    index_data: str = ""  # "fetched 2026-11-22, shipped": when the package index's wheel lists were read
+    index_data: str = ""  # "TensorFlow wheels fetched 2026-11-22, shipped; ...": the age of each kind of data used
     causes: tuple["ConflictCause", ...] = ()  # no stack: the requirements that conflict, as data (rendered late)
 
     @property
