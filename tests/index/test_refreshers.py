@@ -102,8 +102,19 @@ def test_the_vendor_readers_build_records_of_the_shipped_shape():
 
 
 def test_index_readers_find_the_new_cudnn_cuda_and_companion_ranges(fake_index):  # noqa: F811
+    from stackresolve.knowledge.loader import read_toml
+
+    def shipped(name):  # the shipped data as it was on 2026-11-28, before cuDNN 9.28.1 and CUDA 13.4.3/13.5 were added
+        doc = read_toml(name)[0]
+        if name == "cudnn.toml":
+            doc = {**doc, "release": [r for r in doc["release"] if r["version"] != "9.28.1"]}
+        if name == "cuda.toml":
+            doc = {**doc, "toolkit": [{**t, "releases": [v for v in t["releases"] if v != "13.4.3"]}
+                                      for t in doc["toolkit"] if t["version"] != "13.5"]}
+        return doc
+
     results = {r.kind: r for r in refresh(fake_index, kinds=["cudnn", "cuda", "torch_companions"], vendor=False,
-                                          timeout=60)}
+                                          shipped=shipped, timeout=60)}
     assert all(r.status == "refreshed" for r in results.values()), results
     import tomli
 
@@ -130,13 +141,14 @@ def cache(tmp_path, monkeypatch):
     return tmp_path
 
 
-CUDNN_9_28_1 = '''generated = "2099-01-01"
+# a release no shipped file has, so the overlay's own record is what is read
+CUDNN_UNSHIPPED = '''generated = "2099-01-01"
 origin = "refreshed"
 source = "package index /simple/nvidia-cudnn-cu13/ (test)"
 
 [[release]]
-version = "9.28.1"
-builds = [{ cuda = "13.x", full_version = "9.28.1.4" }]
+version = "9.99.0"
+builds = [{ cuda = "13.x", full_version = "9.99.0.1" }]
 arch_min = "7.5"
 arch_max = "12.0"
 source = "package index /simple/nvidia-cudnn-cu13/ (test)"
@@ -150,11 +162,11 @@ def test_only_the_refreshed_kind_is_labelled_refreshed(cache):
     from stackresolve.model.enums import Framework, Os
     from stackresolve.resolve import index_data
 
-    (cache / "data" / "cudnn.toml").write_text(CUDNN_9_28_1)
+    (cache / "data" / "cudnn.toml").write_text(CUDNN_UNSHIPPED)
     kb = load_knowledge()
     assert kb.data_kinds["cudnn"][:2] == ("2099-01-01", "refreshed")
     assert kb.data_kinds["cuda"][1] == "shipped" and kb.data_kinds["tensorflow_wheels"][1] == "shipped"
-    assert "9.28.1" in {r.version for r in kb.cudnn}
+    assert "9.99.0" in {r.version for r in kb.cudnn}
     label = index_data(kb, SimpleNamespace(framework=Framework.TENSORFLOW, os=Os.LINUX))
     assert "cuDNN fetched 2099-01-01, refreshed" in label and "TensorFlow wheels" in label
     assert "TensorFlow wheels fetched 2099-01-01" not in label
@@ -164,10 +176,10 @@ def test_only_the_refreshed_kind_is_labelled_refreshed(cache):
 def test_a_broken_refreshed_kind_falls_back_to_the_shipped_data_with_a_warning(cache):
     from stackresolve.knowledge.loader import load_knowledge
 
-    (cache / "data" / "cudnn.toml").write_text(CUDNN_9_28_1.replace('arch_min = "7.5"\n', ""))
+    (cache / "data" / "cudnn.toml").write_text(CUDNN_UNSHIPPED.replace('arch_min = "7.5"\n', ""))
     for kb in (load_knowledge(), load_knowledge()):  # built, then from its snapshot: the warning both times
         assert kb.data_kinds["cudnn"][1] == "shipped"
-        assert "9.28.1" not in {r.version for r in kb.cudnn}
+        assert "9.99.0" not in {r.version for r in kb.cudnn}
         assert len(kb.load_warnings) == 1 and "missing `arch_min`" in kb.load_warnings[0]
 
 
@@ -205,7 +217,7 @@ def test_the_staleness_note_names_the_old_kind_only(cache, capsys):
     from stackresolve.cli.app import warn_if_stale
     from stackresolve.knowledge.loader import load_knowledge
 
-    (cache / "data" / "cudnn.toml").write_text(CUDNN_9_28_1)
+    (cache / "data" / "cudnn.toml").write_text(CUDNN_UNSHIPPED)
     kb = load_knowledge()
     kinds = dict(kb.data_kinds)
     kinds["cuda"] = ("2000-01-01", "shipped", "constraints/cuda.toml")
@@ -214,3 +226,12 @@ def test_the_staleness_note_names_the_old_kind_only(cache, capsys):
     notes = capsys.readouterr().err.splitlines()
     assert len([n for n in notes if "the CUDA data is" in n and "(fetched 2000-01-01, shipped)" in n]) == 1
     assert not [n for n in notes if "cuDNN" in n]
+
+
+def test_show_names_the_refreshed_kinds_own_date(cache):
+    from stackresolve.knowledge.loader import load_knowledge
+
+    (cache / "data" / "cudnn.toml").write_text(CUDNN_UNSHIPPED)
+    kb = load_knowledge()
+    assert kb.fetched("cudnn") == "2099-01-01"  # show cudnn's `fetched`
+    assert kb.fetched("cuda") == kb.date  # not refreshed: the shipped data's review date

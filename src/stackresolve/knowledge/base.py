@@ -30,6 +30,8 @@ from stackresolve.model.values import ComputeCapability
 
 
 _ABSENT = object()
+# the refresh kinds (knowledge/refreshed.py KINDS) behind each kind `fetched` is asked about
+_REFRESHED_KINDS = {"cuda": ("cuda", "nvidia_cuda"), "cudnn": ("cudnn", "nvidia_cudnn"), "drivers": ("nvidia_drivers",)}
 
 
 def normalize_gpu_name(name: str) -> str:
@@ -288,10 +290,13 @@ class KnowledgeBase:
     def fetched(self, kind: str) -> str:
         """The date the data of one kind ("cuda", "cudnn", "drivers", "gpus", "wheels", ...) was read from its
         sources. The shipped data has one review date for every kind but the package index's wheel lists; a
-        refreshed kind may carry its own."""
+        kind `refresh` read (from the index or NVIDIA's documents) carries its own, the newer of its sources."""
         if kind == "wheels":
             return self.wheels_fetched or self.date
-        return self.date
+        refreshed = [fetched for name in _REFRESHED_KINDS.get(kind, ())
+                     for fetched, origin, _ in (self.data_kinds.get(name, ("", "shipped", "")),)
+                     if origin == "refreshed" and fetched]
+        return max([self.date, *refreshed])
 
     def is_listed_cc(self, cc: str) -> bool:
         """Whether a GPU table (gpus.toml, drivers.toml's architectures) lists this compute capability."""
