@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
@@ -82,6 +81,12 @@ def _requirement_line(line: str, name: str, field: str) -> str:
     if req.url:
         raise field_error(name, field, f"names a URL, which no plan does: {line[:80]!r}")
     return line
+
+
+def safe_text(value, limit: int = 80) -> str:
+    """A value from a lock as it may appear in a message: printable, one line, cut to `limit` characters."""
+    text = "".join(c if c.isprintable() else "?" for c in str(value))
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def refuse_pip_first(target: "InstallTarget") -> None:
@@ -234,32 +239,46 @@ def _full_lock_options(text: str, name: str) -> tuple[str, ...]:
 
 
 def _pylock_pins(text: str, name: str) -> dict[str, str]:
-    """{package: version} of a PEP 751 pylock.toml."""
+    """{package: version} of a PEP 751 pylock.toml: every package a wheel (or wheels), each pinned by its hashes
+    and fetched over https (or from a local path)."""
     from packaging.utils import canonicalize_name
 
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
+    from stackresolve.inputs import StructuredInputError, parse_structured
 
     try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{name}: not a pylock.toml ({exc})") from None
+        doc = parse_structured(text, name, "TOML")
+    except StructuredInputError as exc:
+        raise InputError(f"not a pylock.toml: {exc}") from None
+    from stackresolve.index import insecure_url
+
+    packages = doc.get("packages")
+    if not isinstance(packages, list) or not all(isinstance(p, dict) for p in packages):
+        raise InputError(f"{name}: `packages` is not an array of tables; make a full lock with `stackresolve plan "
+                         f"--format pylock`")
     pins = {}
-    for package in doc.get("packages") or []:
-        if isinstance(package, dict) and (set(package) & {"vcs", "directory", "archive", "sdist"} or
-                                          not package.get("wheels")):
-            raise InputError(f"{name}: package {str(package.get('name'))[:40]!r} is not installed from a wheel; a "
-                             f"lock that builds from source can run code (make it with `stackresolve plan --format "
-                             f"pylock`)")
-        if isinstance(package, dict) and isinstance(package.get("name"), str) and isinstance(package.get("version"),
-                                                                                            str):
-            try:
-                Version(package["version"])
-            except InvalidVersion:
-                raise InputError(f"{name}: package {package['name']!r} has no valid version") from None
-            pins[canonicalize_name(package["name"])] = package["version"]
+    for package in packages:
+        label = safe_text(package.get("name"))
+        if set(package) & {"vcs", "directory", "archive", "sdist"} or not package.get("wheels"):
+            raise InputError(f"{name}: package {label!r} is not installed from a wheel; a lock that builds from "
+                             f"source can run code (make it with `stackresolve plan --format pylock`)")
+        if not isinstance(package.get("name"), str) or not isinstance(package.get("version"), str):
+            raise InputError(f"{name}: package {label!r}: `name` and `version` are strings")
+        wheels = package["wheels"]
+        if not isinstance(wheels, list) or not all(isinstance(w, dict) for w in wheels):
+            raise InputError(f"{name}: package {label!r}: `wheels` is not an array of tables")
+        for wheel in wheels:
+            url, hashes = wheel.get("url"), wheel.get("hashes")
+            if not isinstance(hashes, dict) or not hashes or not all(isinstance(h, str) for h in hashes.values()):
+                raise InputError(f"{name}: package {label!r}: a wheel without `hashes`; a full lock pins every "
+                                 f"file by its hash")
+            if url is not None and (not isinstance(url, str) or insecure_url(url)):
+                raise InputError(f"{name}: package {label!r}: wheel url {safe_text(url)!r} is not https; plain http "
+                                 f"can be changed on the way (pip refuses it too, unless told --trusted-host)")
+        try:
+            Version(package["version"])
+        except InvalidVersion:
+            raise InputError(f"{name}: package {label!r} has no valid version") from None
+        pins[canonicalize_name(package["name"])] = package["version"]
     if not pins:
         raise InputError(f"{name}: no pinned package found; make a full lock with `stackresolve plan --format pylock`")
     return pins
@@ -268,11 +287,6 @@ def _pylock_pins(text: str, name: str) -> dict[str, str]:
 def read_target(text: str, name: str, python: str | None, os_name: Os) -> InstallTarget:
     """A lock file's text (JSON lock, or a full lock) -> InstallTarget; InputError, one line, when it is neither."""
     if text.lstrip().startswith("{"):
-        try:
-            doc = json.loads(text)
-        except (json.JSONDecodeError, RecursionError):
-            doc = None
-        if not isinstance(doc, dict):
-            parse_lock(text, name)  # raises its own one-line message
-        return from_lock_document(doc, text, name)
+        parse_lock(text, name)  # the JSON lock's own one-line message when it is not one
+        return from_lock_document(json.loads(text), text, name)
     return from_full_lock(text, name, python, os_name)

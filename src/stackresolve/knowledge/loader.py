@@ -51,7 +51,7 @@ def _parse(name: str, raw: bytes) -> dict:
 
     try:
         return tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:
         raise KnowledgeError(f"{name}: not valid TOML ({exc})") from exc
 
 
