@@ -98,7 +98,7 @@ def install(
 def _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu, vendor, no_detect):
     """Plan flags: resolve as `plan` does; no stack is exit 1 with the plan's own explanation."""
     from stackresolve.flags import Flags, request_from_flags
-    from stackresolve.install.target import from_resolution
+    from stackresolve.install.target import from_resolution, with_knowledge
     from stackresolve.resolve import resolve
 
     flags = Flags(tf=tf or "latest", torch=torch, jax=jax, gpu=gpu, gpu_cc=gpu_cc, driver=driver, python=python,
@@ -110,15 +110,15 @@ def _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu, vendor, no_de
 
         sys.stderr.write(render_plan("text", resolution, kb))
         raise typer.Exit(Exit.FAILED)
-    target = from_resolution(resolution)
+    target = with_knowledge(from_resolution(resolution), kb)
     return target, target.lock
 
 
 def _from_file(kb, name: str, python: Optional[str]):
-    from stackresolve.install.target import read_target
+    from stackresolve.install.target import read_target, with_knowledge
 
     text = read_input(name, LOCK_LIMIT, what="lock file").text
-    target = read_target(text, name, python, host().os)
+    target = with_knowledge(read_target(text, name, python, host().os), kb)
     return target, target.lock
 
 
@@ -183,7 +183,7 @@ def export(
     """Print a lock's requirements file (index option first), for `pip install -r` or `uv pip install -r`."""
     from stackresolve.emit.header import one_line
     from stackresolve.install.run import requirements_text
-    from stackresolve.install.target import from_lock_document, refuse_pip_first
+    from stackresolve.install.target import from_lock_document, refuse_pip_first, with_knowledge
     from stackresolve.lock import parse_lock
     from stackresolve.request import InputError
 
@@ -192,7 +192,7 @@ def export(
         locked = parse_lock(text, lock_file)  # a full lock or anything else: its own one-line message
         import json
 
-        target = from_lock_document(json.loads(text), text, lock_file)
+        target = with_knowledge(from_lock_document(json.loads(text), text, lock_file), knowledge())
         refuse_pip_first(target)  # its requirements alone would not install
     except InputError as exc:
         fail(str(exc))

@@ -76,6 +76,7 @@ class InstallReport:
     check_ok: bool | None = None
     check_lines: tuple[str, ...] = ()
     findings: list[str] = field(default_factory=list)  # what does not hold, one line each
+    source_builds: list[str] = field(default_factory=list)  # the sdists built (named by the knowledge base)
 
     @property
     def ok(self) -> bool:
@@ -88,7 +89,8 @@ class InstallReport:
                            "found_by": self.python.how} if self.python else None,
                 "import_check": self.imported, "gpu_stack": self.target.gpu,
                 "check": {"ok": self.check_ok, "lines": list(self.check_lines)},
-                "findings": list(self.findings), "seconds": {k: round(v, 2) for k, v in self.seconds.items()}}
+                "findings": list(self.findings), "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
+                "built_from_source": list(self.source_builds)}
 
 
 def venv_python(venv: Path) -> Path:
@@ -195,14 +197,27 @@ def pip_index_options(options: InstallOptions) -> list[str]:
     return [*argv, *[w for f in options.find_links for w in ("--find-links", f)]]
 
 
-def requirements_text(target: InstallTarget, installer: str) -> str:
+def requirements_text(target: InstallTarget, installer: str, source_builds=()) -> str:
     """The file the installer reads: a full lock as it is; otherwise the plan's lines (pip gets the stack's index
-    option in the file, as the pip plan writes it; uv gets it on the command line)."""
+    option in the file, as the pip plan writes it; uv gets it on the command line), then the pins of the sdists the
+    knowledge base lets this build compile (so only that version can be built)."""
     if target.hashed:
         return target.file_text
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
     index = [" ".join(target.index_args[i:i + 2]) for i in range(0, len(target.index_args), 2)] \
         if installer == "pip" else []
-    return "\n".join([*index, *target.requirements]) + "\n"
+    named = {canonicalize_name(Requirement(line).name) for line in target.requirements}
+    pins = [b.requirement for b in source_builds if canonicalize_name(b.package) not in named]
+    return "\n".join([*index, *target.requirements, *pins]) + "\n"
+
+
+def binary_options(source_builds=()) -> list[str]:
+    """Wheels only: a build backend is code, and a lock must not be able to run code. The exceptions are the sdists
+    the knowledge base names for the build (pinned in the requirements). pip and uv read these alike; the order
+    matters to pip (`--only-binary :all:` clears the `--no-binary` names given before it)."""
+    return ["--only-binary", ":all:", *[w for b in source_builds for w in ("--no-binary", b.package)]]
 
 
 def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str | None, host: Host,
@@ -219,9 +234,15 @@ def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str |
                          f"`stackresolve plan --format lock`)")
     if target.file_kind == "pylock.toml" and options.installer == "pip":
         raise InputError("--installer pip: pip cannot install a pylock.toml; use uv (--installer uv)")
+    from stackresolve.index import insecure_url
+
     for folder in options.find_links:
         if "://" not in folder and not Path(folder).is_dir():
             raise InputError(f"--find-links {folder!r}: no such folder")
+    for flag, url in [("--index-url", options.index_url), *(("--find-links", f) for f in options.find_links)]:
+        if url and "://" in url and insecure_url(url):
+            raise InputError(f"{flag} {url!r}: plain http can be changed on the way; use https (pip refuses it too, "
+                             f"unless told --trusted-host)")
     created, existed = prepare_folder(options)
     installer = choose_installer(options, uv)
     if target.file_kind == "pylock.toml" and installer != "uv":
@@ -252,22 +273,29 @@ def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str |
         _write_marker(options.venv, report, complete=False)
         t = timed("venv", t)
         progress(f"installing {target.label} ({installer})")
+        sources = target.source_builds(report.python.minor)
+        report.source_builds = [b.requirement for b in sources]
+        if sources:
+            progress("wheels only, except what the knowledge base names for this build: " +
+                     "; ".join(f"{b.requirement} from source ({b.why})" for b in sources))
         with tempfile.TemporaryDirectory(prefix="stackresolve-install-") as scratch:
             name = "pylock.toml" if target.file_kind == "pylock.toml" else "requirements.txt"
             requirements = Path(scratch) / name
-            requirements.write_text(requirements_text(target, installer), encoding="utf-8")
+            requirements.write_text(requirements_text(target, installer, sources), encoding="utf-8")
             hashed = ["--require-hashes", "--no-deps"] if target.file_kind == "requirements.txt" else []
             if installer == "uv":
                 argv = [uv, "pip", "install", "--python", str(python), "--no-config",
-                        *uv_index_options(target, options), *hashed, "-r", str(requirements)]
+                        *uv_index_options(target, options), *hashed, *binary_options(sources), "-r",
+                        str(requirements)]
             else:
                 pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", *PIP_DEADLINE,
                        *pip_index_options(options)]
                 if not created and _runs(runner, [str(python), "-m", "pip", "--version"]) is False:
                     _run(runner, "adding pip to the venv", [str(python), "-m", "ensurepip"], TIMEOUTS["venv"])
                 upgrade = pip_upgrade(report.python.minor).strip('"')
-                _run(runner, "upgrading pip in the venv", [*pip, "--upgrade", upgrade], TIMEOUTS["pip_upgrade"])
-                argv = [*pip, *hashed, "-r", str(requirements)]
+                _run(runner, "upgrading pip in the venv", [*pip, *binary_options(), "--upgrade", upgrade],
+                     TIMEOUTS["pip_upgrade"])
+                argv = [*pip, *hashed, *binary_options(sources), "-r", str(requirements)]
             _run(runner, f"installing with {installer}", argv, TIMEOUTS["install"])
         t = timed("install", t)
     except BaseException:

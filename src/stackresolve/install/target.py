@@ -46,6 +46,16 @@ class InstallTarget:
     file_text: str = ""  # a full lock's own text, installed as it is
     file_kind: str = ""  # "requirements.txt" | "pylock.toml" for a full lock
     pip_first: tuple[str, ...] = ()
+    # A JSON lock's own index option as the lock wrote it: used (as index_args) only once `with_knowledge` has found
+    # it to be the knowledge base's index for the build.
+    claimed_index: tuple[str, ...] = ()
+    # The sdists the knowledge base names for this build (knowledge.model.SourceBuild), set by `with_knowledge`:
+    # every other package is installed from a wheel.
+    source_build_records: tuple = ()
+
+    def source_builds(self, python: str) -> tuple:
+        """The KB's source builds for the Python the venv has (X.Y)."""
+        return tuple(b for b in self.source_build_records if not b.pythons or python in b.pythons)
 
     @property
     def hashed(self) -> bool:
@@ -169,7 +179,7 @@ def from_lock_document(doc: dict, text: str, name: str) -> InstallTarget:
     recommended = _minor(python.get("recommended"), name, "stack.python.recommended")
     index, requirements = split_index_lines(lines, own_index, name)
     return InstallTarget(
-        label=requirements[0], requirements=requirements, index_args=index,
+        label=requirements[0], requirements=requirements, index_args=(), claimed_index=index,
         pythons=_pythons(recommended, available, locked.python_min, locked.python_max),
         os=locked.os, framework=Framework(locked.framework_name), gpu=locked.delivery is not None,
         lock=locked, pip_first=tuple(first))
@@ -183,6 +193,73 @@ def from_resolution(resolution) -> InstallTarget:
     doc = document(resolution, pip_plan.decide(resolution))
     text = json.dumps(doc)
     return from_lock_document(json.loads(text), text, "the plan")
+
+
+STOCK_TENSORFLOW = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu")
+
+
+def with_knowledge(target: InstallTarget, kb) -> InstallTarget:
+    """`target` with what the knowledge base, not the lock, decides: the stack's own index (a JSON lock's index
+    option must be the knowledge base's index for that build: InputError otherwise) and the sdists the build may
+    compile. A full lock keeps its own index lines: every file it installs is pinned by its hash."""
+    from dataclasses import replace
+
+    from packaging.utils import canonicalize_name
+
+    if target.hashed:
+        distribution = next((n for n in STOCK_TENSORFLOW if n in target.pins), None)
+        if distribution is None:
+            return target
+        line = ".".join(target.pins[distribution].split(".")[:2])
+        records = tuple(b for b in kb.source_builds if line in b.lines and
+                        target.pins.get(canonicalize_name(b.package)) == b.version)
+        return replace(target, source_build_records=records)
+    lock = target.lock
+    expected = stack_indexes(kb, lock)
+    claimed = target.claimed_index
+    if expected is not None and claimed not in expected or expected is None and claimed:
+        known = " or ".join(" ".join(e) or "the default index" for e in sorted(expected or ())) or \
+            "none (the knowledge base does not know this build)"
+        raise InputError(f"the lock names the index {' '.join(claimed) or '(the default index)'!r} for "
+                         f"{lock.label}; the knowledge base's index for that build is {known}. A lock's index is not "
+                         f"trusted: make the lock again with `stackresolve plan --format lock`, or pin every file by "
+                         f"its hash with `plan --format pip --lock`")
+    records = kb.source_builds if lock.framework_name == "tensorflow" and lock.framework in STOCK_TENSORFLOW else ()
+    return replace(target, index_args=claimed,
+                   source_build_records=tuple(b for b in records if lock.line in b.lines))
+
+
+def stack_indexes(kb, lock: LockedStack) -> set[tuple[str, ...]] | None:
+    """The index options the knowledge base gives the build a lock names (() = the default index alone); None when
+    the knowledge base does not know the build. Decided from the same facts the resolver reads: NVIDIA's index for
+    nvidia-tensorflow, PyTorch's index of the variant (its find-links page before 1.11), JAX's find-links pages."""
+    if lock.framework_name == "tensorflow":
+        if lock.framework == "nvidia-tensorflow":
+            return {("--extra-index-url", kb.nvidia_index_url)} if kb.nvidia_index_url else None
+        return {()}
+    fk = kb.frameworks
+    if lock.framework_name == "pytorch":
+        from stackresolve.resolve.pytorch import TORCH_CPU_INDEX, _torch_index
+
+        release = fk.torch_release(Version(lock.version).public)
+        if release is None:
+            return None
+        if lock.variant in (None, "cpu"):
+            return {(), _torch_index(release, TORCH_CPU_INDEX, "cpu")[:2]}
+        variants = [v for v in fk.torch_variants if v.name == lock.variant and v.covers(release.version)]
+        if not variants:
+            return None
+        found: set[tuple[str, ...]] = set()
+        for variant in variants:
+            if variant.default_index:
+                found.add(())
+            if variant.index_url:
+                found.add(_torch_index(release, variant.index_url, variant.name)[:2])
+        return found
+    if lock.framework_name == "jax":
+        pages = {p for p in (*(e.find_links for e in fk.jax_extras), *(r.find_links for r in fk.jax_routes)) if p}
+        return {(), *(("--find-links", page) for page in pages)}
+    return {()}
 
 
 def from_full_lock(text: str, name: str, python: str | None, os_name: Os) -> InstallTarget:

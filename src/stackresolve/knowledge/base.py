@@ -18,6 +18,7 @@ from stackresolve.knowledge.model import (
     NvidiaBuild,
     Pitfall,
     PlatformMinimum,
+    SourceBuild,
     TensorFlowLine,
     TestedBuild,
     WheelRelease,
@@ -55,6 +56,7 @@ class KnowledgeBase:
     cudnn_artifacts: tuple[CudnnArtifact, ...] = ()
     nvidia_index: str = ""  # the source saying how NVIDIA's index is reached (nvidia-pyindex)
     nvidia_index_url: str = ""  # NVIDIA's own package index, as nvidia-pyindex configures it
+    source_builds: tuple[SourceBuild, ...] = ()  # the sdists a stock TensorFlow line's install builds
     # What the install channels carry, computed from the install facts when the knowledge base is built (see
     # knowledge/install.py): the resolver needs these tables, not the install facts themselves.
     cudnn_tables: dict = field(default_factory=dict, repr=False, compare=False)
@@ -107,6 +109,11 @@ class KnowledgeBase:
         return f"{self.date}+{self.digest}"
 
     # -- TensorFlow ---------------------------------------------------------------------------------
+    def source_builds_for(self, line: str, python: str) -> tuple[SourceBuild, ...]:
+        """The packages the stock build of TensorFlow `line` builds from source on CPython `python` (X.Y), each
+        pinned: every other package is installed from a wheel."""
+        return tuple(b for b in self.source_builds if line in b.lines and (not b.pythons or python in b.pythons))
+
     def line(self, version: str) -> TensorFlowLine | None:
         return next((l for l in self.lines if l.version == version), None)
 

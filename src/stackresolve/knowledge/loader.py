@@ -21,6 +21,7 @@ from stackresolve.knowledge.model import (
     NvidiaBuild,
     Pitfall,
     PlatformMinimum,
+    SourceBuild,
     TensorFlowLine,
     TestedBuild,
     WheelRelease,
@@ -143,6 +144,20 @@ def parse_tensorflow(doc: dict):
         for r in records(doc, "cudnn_artifact", f)
     )
     return lines, builds, archs, artifacts
+
+
+def parse_source_builds(doc: dict) -> tuple[SourceBuild, ...]:
+    return tuple(
+        SourceBuild(
+            package=r.text("package", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$"),
+            version=r.version("version"),
+            lines=r.versions("lines"),
+            pythons=r.versions("pythons", optional=True),
+            why=r.text("why"),
+            source=r.source(),
+        )
+        for r in records(doc, "source_build", "tensorflow.toml")
+    )
 
 
 def parse_wheels(doc: dict) -> tuple[WheelRelease, ...]:
@@ -467,6 +482,7 @@ def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_lo
         digest=digest_text[:12],
         lines=lines,
         tested_builds=builds,
+        source_builds=parse_source_builds(docs["tensorflow.toml"]),
         compiled_archs=archs,
         cudnn_artifacts=artifacts,
         wheels=wheels,
