@@ -83,6 +83,7 @@ class InstallReport:
     findings: list[str] = field(default_factory=list)  # what does not hold, one line each
     source_builds: list[str] = field(default_factory=list)  # the sdists built (named by the knowledge base)
     lock_file: str = ""  # the advisory lock held for the whole install
+    machine_check: list[dict] = field(default_factory=list)  # the differences the check before installing found
 
     @property
     def ok(self) -> bool:
@@ -96,7 +97,8 @@ class InstallReport:
                 "import_check": self.imported, "gpu_stack": self.target.gpu,
                 "check": {"ok": self.check_ok, "lines": list(self.check_lines)},
                 "findings": list(self.findings), "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
-                "built_from_source": list(self.source_builds), "lock_file": self.lock_file}
+                "built_from_source": list(self.source_builds), "lock_file": self.lock_file,
+                "machine_check": list(self.machine_check)}
 
 
 def venv_python(venv: Path) -> Path:
