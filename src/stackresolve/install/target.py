@@ -211,8 +211,13 @@ def with_knowledge(target: InstallTarget, kb) -> InstallTarget:
         if distribution is None:
             return target
         line = ".".join(target.pins[distribution].split(".")[:2])
+        hashes = full_lock_hashes(target.file_text)
+        # pinned at the knowledge base's version, and only by hashes of the index's own files of that release: a
+        # lock must not bring its own sdist under a known name
         records = tuple(b for b in kb.source_builds if line in b.lines and
-                        target.pins.get(canonicalize_name(b.package)) == b.version)
+                        target.pins.get(canonicalize_name(b.package)) == b.version and
+                        hashes.get(canonicalize_name(b.package)) and
+                        hashes[canonicalize_name(b.package)] <= set(b.sha256))
         return replace(target, source_build_records=records)
     lock = target.lock
     expected = stack_indexes(kb, lock)
@@ -227,6 +232,19 @@ def with_knowledge(target: InstallTarget, kb) -> InstallTarget:
     records = kb.source_builds if lock.framework_name == "tensorflow" and lock.framework in STOCK_TENSORFLOW else ()
     return replace(target, index_args=claimed,
                    source_build_records=tuple(b for b in records if lock.line in b.lines))
+
+
+def full_lock_hashes(text: str) -> dict[str, set[str]]:
+    """{package: its sha256 hashes} of a hashed requirements file (pylock wheels are never built)."""
+    from packaging.utils import canonicalize_name
+
+    found: dict[str, set[str]] = {}
+    for line in text.replace("\\\n", " ").splitlines():
+        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==", line)
+        if match:
+            found.setdefault(canonicalize_name(match.group(1)), set()).update(
+                (h.lower() for h in re.findall(r"--hash[= ]sha256:([0-9a-fA-F]{64})", line)))
+    return found
 
 
 def stack_indexes(kb, lock: LockedStack) -> set[tuple[str, ...]] | None:

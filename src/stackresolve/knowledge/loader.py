@@ -155,6 +155,7 @@ def parse_source_builds(doc: dict) -> tuple[SourceBuild, ...]:
             pythons=r.versions("pythons", optional=True),
             why=r.text("why"),
             source=r.source(),
+            sha256=r.texts("sha256", pattern=r"^[0-9a-f]{64}$"),
         )
         for r in records(doc, "source_build", "tensorflow.toml")
     )

@@ -29,6 +29,7 @@ class SourceBuild:
     pythons: tuple[str, ...]  # () = every Python
     why: str
     source: str
+    sha256: tuple[str, ...] = ()  # the index's hashes of the release's files
 
     @property
     def requirement(self) -> str:
