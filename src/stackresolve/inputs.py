@@ -228,8 +228,8 @@ class StructuredInputError(ValueError):
 def parse_structured(text: str, name: str, kind: str):
     """The value of a JSON, TOML or YAML document `text` (called `name` in messages). Raises
     StructuredInputError, one line, for a document that does not parse, is larger than MAX_DOCUMENT, nests deeper
-    than MAX_DEPTH or expands to more than MAX_EXPANSION values per character; nothing else escapes (RecursionError, a too-long integer,
-    a YAML tag are all one line)."""
+    than MAX_DEPTH or expands to more than MAX_EXPANSION values per character; nothing else escapes (RecursionError,
+    a too-long integer, a YAML tag are all one line)."""
     if kind not in STRUCTURED_KINDS:
         raise ValueError(f"unknown document kind {kind!r}")
     if len(text) > MAX_DOCUMENT:

@@ -349,11 +349,12 @@ def test_a_planted_link_at_the_lock_path_writes_nothing_through_it(tmp_path):
 # -- 7. a planted marker proves nothing -------------------------------------------------------------------------
 def planted_venv(folder: Path, ran: Path, marker: dict) -> None:
     """A venv as a cloned repository might hold one: a marker with the right schema, and a bin/python that leaves a
-    file behind when it runs (then behaves as Python)."""
+    file behind when it runs (and fails, so that nothing is installed through it into the interpreter running the
+    tests, as it would if it went on as that Python)."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=300)
     python = folder / "bin" / "python"
     python.unlink()
-    python.write_text(f"#!/bin/sh\necho ran > {ran}\nexec {sys.executable} \"$@\"\n")
+    python.write_text(f"#!/bin/sh\necho ran > {ran}\nexit 1\n")
     python.chmod(0o755)
     (folder / ".stackresolve-install.json").write_text(json.dumps(marker))
 

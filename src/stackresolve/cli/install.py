@@ -41,7 +41,7 @@ def install(
                                                       "(or one whose marker it cannot prove it wrote)."),
     skip_machine_check: bool = typer.Option(False, "--skip-machine-check",
                                             help="Install even when this machine does not match the lock (the "
-                                                 "check --before-install that runs first: OS, GPUs, driver)."),
+                                                 "check --before-install that runs first: GPUs, driver)."),
     index_url: Optional[str] = typer.Option(None, "--index-url", help="The package index (default: pip's)."),
     find_links: Optional[List[str]] = typer.Option(None, "--find-links", help="Also look for wheels here."),
     no_index: bool = typer.Option(False, "--no-index", help="Only --find-links, no index."),
@@ -138,8 +138,8 @@ def _from_file(kb, name: str, python: Optional[str]):
 
 
 def machine_differences(kb, target, lock, machine=None) -> tuple:
-    """What `check --before-install` reports for this machine, before anything is made: the lock's OS, GPUs and
-    driver (a full lock records only whether it is a GPU stack). The Python is install's own first step."""
+    """What `check --before-install` reports for this machine, before anything is made: the lock's GPUs and driver
+    (a full lock records only whether it is a GPU stack). The OS and the Python are install's own first steps."""
     from stackresolve.check import Difference, check_lock
 
     machine = machine or detect_machine(gpu_only=True)

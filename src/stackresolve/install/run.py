@@ -151,6 +151,8 @@ def install_key(create: bool) -> bytes | None:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow, 0o600)
             with os.fdopen(fd, "wb") as out:
                 out.write(secrets.token_bytes(32))
+        except FileExistsError:  # another install made it meanwhile
+            pass
         except OSError:
             return None
         return install_key(create=False)
@@ -183,7 +185,8 @@ def made_here(venv: Path, marker: dict | None) -> bool:
     if not isinstance(nonce, str) or not isinstance(proof, str) or not 16 <= len(nonce) <= 128:
         return False
     key = install_key(create=False)
-    return key is not None and hmac.compare_digest(_proof(key, venv, nonce), proof)
+    return key is not None and hmac.compare_digest(_proof(key, venv, nonce).encode(),
+                                                   proof.encode("utf-8", "surrogateescape"))
 
 
 def _write_marker(venv: Path, report: InstallReport, complete: bool) -> None:
