@@ -493,3 +493,11 @@ def test_a_hashed_full_lock_builds_a_named_sdist_only_from_the_index_s_own_file(
     assert [b.requirement for b in genuine.source_builds(HERE_PYTHON)] == ["termcolor==1.1.0"]
     planted = with_knowledge(from_full_lock(body.format("e" * 64), "requirements.lock", None, Os.LINUX), kb)
     assert planted.source_builds(HERE_PYTHON) == ()
+
+
+@pytest.mark.parametrize("marker", [{"nonce": "n" * 32, "proof": "é" * 64}, {"nonce": "n" * 32, "proof": 7},
+                                    {"nonce": ["x"], "proof": "0" * 64}, {"proof": "0" * 64}])
+def test_a_marker_of_any_shape_proves_nothing_and_raises_nothing(tmp_path, marker):
+    from stackresolve.install.run import made_here
+
+    assert made_here(tmp_path, marker) is False
