@@ -70,6 +70,7 @@ __all__ = [
     "extra_requirements",
     "file_version",
     "index_url",
+    "insecure_url",
     "make_session",
     "pip_config_files",
     "pip_config_index_url",
@@ -238,6 +239,31 @@ def pip_config_index_url(files: Iterable[str | os.PathLike[str]]) -> str | None:
                 if key.lower().replace("_", "-") == "index-url" and value.strip():
                     found[section] = value.strip()
     return found.get("install") or found.get("global")
+
+
+def insecure_url(url: str) -> bool:
+    """Whether fetching `url` could be changed on the way: anything but https, a local file, or plain http to this
+    machine itself (pip's own secure origins: localhost, 127.0.0.0/8, ::1; pip refuses other plain-http hosts
+    unless told --trusted-host)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+    except ValueError:
+        return True
+    scheme = parts.scheme.lower()
+    if scheme in ("https", "file"):
+        return False
+    if scheme != "http":
+        return True
+    if host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True
 
 
 def index_url(

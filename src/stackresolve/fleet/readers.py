@@ -30,11 +30,11 @@ Three kinds of input:
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Callable
 
 from stackresolve.fleet.model import FleetInputError, GpuFact, Member
+from stackresolve.inputs import StructuredInputError, parse_structured
 from stackresolve.model.enums import Arch, Os
 
 DETECT_SCHEMA = "stackresolve/detect@1"
@@ -63,13 +63,11 @@ def read_document(text: str, origin: str, lookup: GpuLookup) -> list[Member]:
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
-            doc = json.loads(text)
-        except RecursionError:
-            raise FleetInputError([f"{origin}: JSON nested too deeply to be a node list or a detect report"]) from None
-        except ValueError as exc:
-            if stripped.startswith("["):  # a TOML inventory starts with [[machine]]
+            doc = parse_structured(text, origin, "JSON")
+        except StructuredInputError as exc:
+            if exc.syntax and stripped.startswith("["):  # a TOML inventory starts with [[machine]]
                 return read_inventory(text, origin, lookup)
-            raise FleetInputError([f"{origin}: not valid JSON ({exc})"]) from None
+            raise FleetInputError([str(exc)]) from None
         if isinstance(doc, dict) and doc.get("kind") in ("List", "NodeList") and isinstance(doc.get("items"), list):
             return read_nodes(doc["items"], origin, lookup)
         if isinstance(doc, dict) and doc.get("kind") == "Node":
@@ -231,14 +229,12 @@ def detect_member(doc: dict, name: str, origin: str, lookup: GpuLookup) -> Membe
 # -- the inventory file ------------------------------------------------------------------------------------
 def read_inventory(text: str, origin: str, lookup: GpuLookup) -> list[Member]:
     try:
-        import tomllib
-    except ModuleNotFoundError:  # Python < 3.11
-        import tomli as tomllib
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        doc = parse_structured(text, origin, "TOML")
+    except StructuredInputError as exc:
+        if not exc.syntax:
+            raise FleetInputError([str(exc)]) from None
         raise FleetInputError([f"{origin}: neither JSON (a kubectl nodes document or a detect report) nor a TOML "
-                               f"inventory ({exc})"]) from None
+                               f"inventory ({str(exc).removeprefix(f'{origin}: not valid TOML (')[:-1]})"]) from None
     machines = doc.get("machine")
     if not isinstance(machines, list) or not machines:
         raise FleetInputError([f"{origin}: an inventory lists its machines as [[machine]] tables; none found"])

@@ -20,6 +20,7 @@ from stackresolve.knowledge.model import (
     NvidiaProject,
     Pitfall,
     PlatformMinimum,
+    SourceBuild,
     TensorFlowLine,
     TestedBuild,
     WheelRelease,
@@ -61,6 +62,7 @@ class KnowledgeBase:
     nvidia_project: NvidiaProject | None = None  # whether NVIDIA still maintains its TF1 builds
     nvidia_index: str = ""  # the source saying how NVIDIA's index is reached (nvidia-pyindex)
     nvidia_index_url: str = ""  # NVIDIA's own package index, as nvidia-pyindex configures it
+    source_builds: tuple[SourceBuild, ...] = ()  # the sdists a stock TensorFlow line's install builds
     # Per kind of data (knowledge/refreshed.py KINDS): (fetched date, "shipped" | "refreshed", source).
     data_kinds: dict = field(default_factory=dict, repr=False, compare=False)
     # Refreshed kinds in the user's cache that were left out, and why (one line each; printed as warnings).
@@ -132,6 +134,11 @@ class KnowledgeBase:
         return f"{self.date}+{self.digest}"
 
     # -- TensorFlow ---------------------------------------------------------------------------------
+    def source_builds_for(self, line: str, python: str) -> tuple[SourceBuild, ...]:
+        """The packages the stock build of TensorFlow `line` builds from source on CPython `python` (X.Y), each
+        pinned: every other package is installed from a wheel."""
+        return tuple(b for b in self.source_builds if line in b.lines and (not b.pythons or python in b.pythons))
+
     def line(self, version: str) -> TensorFlowLine | None:
         return next((l for l in self.lines if l.version == version), None)
 

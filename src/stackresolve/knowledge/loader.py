@@ -23,6 +23,7 @@ from stackresolve.knowledge.model import (
     NvidiaProject,
     Pitfall,
     PlatformMinimum,
+    SourceBuild,
     TensorFlowLine,
     TestedBuild,
     WheelRelease,
@@ -53,7 +54,7 @@ def _parse(name: str, raw: bytes) -> dict:
 
     try:
         return tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:
         raise KnowledgeError(f"{name}: not valid TOML ({exc})") from exc
 
 
@@ -145,6 +146,21 @@ def parse_tensorflow(doc: dict):
         for r in records(doc, "cudnn_artifact", f)
     )
     return lines, builds, archs, artifacts
+
+
+def parse_source_builds(doc: dict) -> tuple[SourceBuild, ...]:
+    return tuple(
+        SourceBuild(
+            package=r.text("package", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$"),
+            version=r.version("version"),
+            lines=r.versions("lines"),
+            pythons=r.versions("pythons", optional=True),
+            why=r.text("why"),
+            source=r.source(),
+            sha256=r.texts("sha256", pattern=r"^[0-9a-f]{64}$"),
+        )
+        for r in records(doc, "source_build", "tensorflow.toml")
+    )
 
 
 def parse_wheels(doc: dict) -> tuple[WheelRelease, ...]:
@@ -566,6 +582,7 @@ def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_lo
         digest=digest_text[:12],
         lines=lines,
         tested_builds=builds,
+        source_builds=parse_source_builds(docs["tensorflow.toml"]),
         compiled_archs=archs,
         cudnn_artifacts=artifacts,
         wheels=wheels,

@@ -19,6 +19,24 @@ WHEEL_PLATFORMS = ("linux", "linux_aarch64", "windows", "macos_x86_64", "macos_a
 
 
 @record(eq=False)
+class SourceBuild:
+    """A package a TensorFlow line's install builds from source: the version its requirements take is only an
+    sdist on the package index (tensorflow.toml [[source_build]])."""
+
+    package: str
+    version: str
+    lines: tuple[str, ...]
+    pythons: tuple[str, ...]  # () = every Python
+    why: str
+    source: str
+    sha256: tuple[str, ...] = ()  # the index's hashes of the release's files
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.package}=={self.version}"
+
+
+@record(eq=False)
 class TensorFlowLine:
     version: str
     gpu_package_linux: str
