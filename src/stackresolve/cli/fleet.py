@@ -149,6 +149,8 @@ FILE_LIKE_SUFFIXES = frozenset({".json", ".txt", ".yml", ".yaml", ".sh", ".ps1",
 def write_directory(folder: Path, plan, kb, fmt: str, options) -> None:
     """-o DIR: the table and the JSON document, and per stack every format (or the one asked for) and, for
     Kubernetes nodes, the nodeAffinity that selects its nodes."""
+    from dataclasses import replace
+
     from stackresolve.emit import render_plan
     from stackresolve.files import write_into_folder
     from stackresolve.fleet.render import node_affinity, render_text
@@ -165,7 +167,8 @@ def write_directory(folder: Path, plan, kb, fmt: str, options) -> None:
             if isinstance(decide(f, s.resolution, kb, options), Refusal):
                 skipped.append(f"stack {i + 1} {f}")
                 continue
-            files[f"stack-{i + 1}.{FILE_NAMES[f]}"] = render_plan(f, s.resolution, kb, options)
+            name = f"stack-{i + 1}.{FILE_NAMES[f]}"
+            files[name] = render_plan(f, s.resolution, kb, replace(options, script_file=name))
         affinity = node_affinity(s)
         if affinity is not None:
             files[f"stack-{i + 1}.affinity.yaml"] = affinity

@@ -91,7 +91,10 @@ def plan(
     if full_lock or fmt == "pylock":
         emit_full_lock(resolution, kb, "pylock.toml" if fmt == "pylock" else "requirements.txt", index_url, out)
     command = command_line(click.get_current_context(), leave_out=("fmt", "out"))
-    emit_resolution(resolution, kb, fmt, out, PlanOptions(env_name=env_name, command=command))
+    # the PowerShell script's usage line runs the file -o writes it to
+    script_file = out.replace("\\", "/").rsplit("/", 1)[-1] if fmt == "powershell" and out not in (None, "-") else None
+    emit_resolution(resolution, kb, fmt, out, PlanOptions(env_name=env_name, command=command,
+                                                          script_file=script_file))
 
 
 def emit_full_lock(resolution, kb, fmt: str, index_url: Optional[str], out: Optional[str]) -> None:
