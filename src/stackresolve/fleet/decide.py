@@ -21,6 +21,7 @@ answer's stacks are then resolved once more over their groups' own GPUs, as one 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from packaging.version import Version
 
@@ -52,10 +53,23 @@ class FleetStack:
         """How this stack runs on a group's GPUs (the worst of them)."""
         if self.stack.cuda is None:
             return GpuSupport.CPU_ONLY
-        ccs = {g.cc for g in group.gpus}
-        found = [e.support for e in self.stack.gpus if e.cc in ccs]
-        order = (GpuSupport.UNSUPPORTED, GpuSupport.PTX_JIT, GpuSupport.NATIVE)
-        return min(found, key=lambda s: order.index(s) if s in order else 0) if found else GpuSupport.NATIVE
+        found = [self.support_by_cc[g.cc] for g in group.gpus if g.cc in self.support_by_cc]
+        return min(found, key=support_rank) if found else GpuSupport.NATIVE
+
+    @cached_property
+    def support_by_cc(self) -> dict[str, GpuSupport]:
+        """The worst support of the stack's GPU entries per compute capability (one pass over a fleet's GPUs, not
+        one per group)."""
+        worst: dict[str, GpuSupport] = {}
+        for e in self.stack.gpus:
+            held = worst.get(e.cc)
+            worst[e.cc] = e.support if held is None else min(held, e.support, key=support_rank)
+        return worst
+
+
+def support_rank(support: GpuSupport) -> int:
+    order = (GpuSupport.UNSUPPORTED, GpuSupport.PTX_JIT, GpuSupport.NATIVE)
+    return order.index(support) if support in order else 0
 
 
 @dataclass(frozen=True)
@@ -69,7 +83,11 @@ class FleetPlan:
 
     def stack_of(self, group: Group) -> int | None:
         """The index of the stack a group takes; None for an excluded group."""
-        return next((i for i, s in enumerate(self.stacks) if group in s.groups), None)
+        return self.stack_index.get(group.name)
+
+    @cached_property
+    def stack_index(self) -> dict[str, int]:
+        return {g.name: i for i, s in enumerate(self.stacks) for g in s.groups}
 
     @property
     def status(self) -> str:
