@@ -116,7 +116,10 @@ def write_into_folder(folder: str | os.PathLike, files: dict[str, bytes], execut
                     "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
                 raise RefusedEntry(17, f"{name} is already there and is {kind}; only regular files are replaced",
                                    os.path.join(folder, name))
-            modes[name] = stat.S_IMODE(info.st_mode)
+            # a file of this user's keeps its permissions (less set-id bits); one someone else left there does not
+            # pass its mode on to what this user writes (a world-writable script, a set-id bit)
+            mine = not hasattr(os, "geteuid") or info.st_uid == os.geteuid()
+            modes[name] = info.st_mode & 0o777 if mine else _new_file_mode(executable(name))
         for name, data in files.items():
             _replace_in_folder(where, name, data, modes.get(name, _new_file_mode(executable(name))))
         if dir_fd is not None:

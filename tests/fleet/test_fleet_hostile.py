@@ -255,3 +255,23 @@ def test_newest_groups_with_the_same_newest_stack_share_it():
 def test_fleet_stacks_goes_with_fleet():
     result = run("plan", "--no-detect", "--torch", "latest", "--fleet-stacks", "newest")
     assert result.exit_code == 2 and "--fleet-stacks" in one_error_line(result)
+
+
+def test_a_file_someone_else_left_in_the_folder_does_not_pass_on_its_mode(tmp_path):
+    from stackresolve.files import write_into_folder
+
+    mine = tmp_path / "mine.txt"
+    mine.write_text("x")
+    os.chmod(mine, 0o4755)
+    theirs = tmp_path / "theirs.sh"
+    theirs.write_text("x")
+    os.chmod(theirs, 0o777)
+    try:
+        os.chown(theirs, 65534, 65534)  # nobody's
+    except PermissionError:
+        pytest.skip("changing a file's owner needs root")
+    write_into_folder(tmp_path, {"mine.txt": b"new", "theirs.sh": b"new"}, executable=lambda n: n.endswith(".sh"))
+    assert stat.S_IMODE(mine.stat().st_mode) == 0o755  # this user's permissions, less the set-id bit
+    assert theirs.stat().st_uid == os.geteuid()
+    assert stat.S_IMODE(theirs.stat().st_mode) & 0o022 == 0  # not world- or group-writable as it was
+    assert theirs.read_bytes() == b"new"
