@@ -118,8 +118,7 @@ def group_request(kb, base: Request, groups: list[Group] | tuple[Group, ...]) ->
                    apple_gpu=None, assumptions=(why,))
 
 
-FEWEST, NEWEST = "fewest", "newest"
-CHOICES = (FEWEST, NEWEST)  # --fleet-stacks: the fewest stacks (the default), or each group its newest
+FEWEST, NEWEST = "fewest", "newest"  # --fleet-stacks: the fewest stacks (the default), or each group its newest
 
 
 class FleetTimeout(Exception):
@@ -241,9 +240,6 @@ def profile_request(kb, base: Request, first: Group, profile: Profile) -> Reques
     driver = min(profile.lowest.values(), key=DriverVersion.parse) if profile.lowest else None
     return replace(base, os=first.os, arch=first.arch, gpus=tuple(gpus), driver=driver, cpu_only=False,
                    apple_gpu=None, assumptions=("fleet",))
-
-
-Cluster = "tuple[list[Group], Stack, Profile]"
 
 
 def cover(decider: Decider, groups: list[Group], alone: dict[str, Resolution]) -> list[FleetStack]:
