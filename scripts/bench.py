@@ -16,6 +16,9 @@ commands in the same venv, so machine load hits both alike. Budgets (exit 1 when
 - `plan --fleet` over a 500-node `kubectl get nodes -o json` document (the GFD fixture's nodes repeated, 6 groups),
   as a cold process, <= 2 x `plan --format json` (each group is resolved once, whatever the number of nodes; on
   the reference machine, where `import typer` takes about 62 ms, that is well under 1 s)
+- `plan --fleet` over inventories of 250, 500 and 1,000 groups whose (compute capability, driver) facts all differ
+  (issue 33: the cover grew with the square of the groups), as cold processes: 1,000 groups < 10 s and < 100 MB,
+  and 4 x the groups within 6 x the time of 250 (the work grows with the groups, not their square)
 - peak memory (max RSS) of every timed command < 60 MB
 - the knowledge snapshot: loading it (in-process, warm file cache) is reported beside building the knowledge base
   from its TOML files, the cost it saves; loading must stay < 0.25 x building
@@ -139,6 +142,36 @@ def fleet_document(path: Path, nodes: int = 500) -> None:
         items.append(node)
     doc["items"] = items
     path.write_text(json.dumps(doc))
+
+
+FLEET_SIZES = (250, 500, 1000)
+# compute capabilities of NVIDIA's CUDA GPU list and driver branches of NVIDIA's driver archive; the patch numbers
+# are made up so that every machine is a group of its own
+FLEET_CCS = ("5.0", "5.2", "6.0", "6.1", "7.0", "7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0")
+FLEET_BRANCHES = ("470", "525", "535", "550", "560", "570", "575", "580")
+
+
+def distinct_fleet(path: Path, groups: int) -> None:
+    """An inventory of `groups` machines, no two with the same compute capability and driver."""
+    machines = []
+    for i in range(groups):
+        cc = FLEET_CCS[i % len(FLEET_CCS)]
+        branch = FLEET_BRANCHES[i // len(FLEET_CCS) % len(FLEET_BRANCHES)]
+        patch = i // (len(FLEET_CCS) * len(FLEET_BRANCHES))
+        machines.append(f'[[machine]]\nname = "m{i}"\ngpu_cc = "{cc}"\ndriver = "{branch}.{patch:02d}.01"\n')
+    path.write_text("\n".join(machines))
+
+
+def fleet_scaling(tool: str, scratch: Path, runs: int) -> dict[int, tuple[float, float]]:
+    """Median wall time and max RSS of `plan --fleet --torch latest --format json` per number of distinct groups."""
+    out = {}
+    for groups in FLEET_SIZES:
+        inventory = scratch / f"fleet-{groups}.toml"
+        distinct_fleet(inventory, groups)
+        argv = [tool, "plan", "--fleet", str(inventory), "--torch", "latest", "--format", "json"]
+        measured = [run_once(argv) for _ in range(runs)]
+        out[groups] = (statistics.median(t for t, _ in measured), max(m for _, m in measured))
+    return out
 
 
 def snapshot_load(runs: int) -> tuple[float, float]:
@@ -324,6 +357,7 @@ def main() -> int:
             "plan --fleet (500 nodes)": [tool, "plan", "--fleet", str(cluster), "--torch", "latest"],
         }
         measured = alternating(commands, args.runs)
+        scaling = fleet_scaling(tool, Path(scratch), max(3, args.runs // 4))
         first_s, warm_s = first_run([tool, *PLAN], max(3, args.runs // 2))
         # a forked child's peak counts the parent's pages until exec: measure the processes before this one
         # loads anything in-process
@@ -360,6 +394,14 @@ def main() -> int:
                  f"json", f"{fleet_peak:.0f} MB", "<= 2 x plan json" + ("" if fleet_ok else "  MISSED")))
     if not fleet_ok:
         missed.append("plan --fleet")
+    base_s = scaling[FLEET_SIZES[0]][0]
+    for groups, (seconds, peak) in scaling.items():
+        largest = groups == FLEET_SIZES[-1]
+        ok = not largest or (seconds <= 6 * base_s and seconds < 10 and peak < 100)
+        rows.append((f"plan --fleet, {groups} distinct groups", f"{seconds:.2f} s = {seconds / base_s:.2f} x 250",
+                     f"{peak:.0f} MB", ("< 10 s, < 100 MB, <= 6 x 250" if largest else "") + ("" if ok else "  MISSED")))
+        if not ok:
+            missed.append(f"plan --fleet {groups} groups")
     matrix_ok = matrix_s < 0.5
     rows.append((f"matrix, {cells} cells in-process", f"{matrix_s:.2f} s", "", "< 0.5 s" + ("" if matrix_ok else
                                                                                                "  MISSED")))

@@ -57,6 +57,10 @@ def plan(
                                               "-o json` file (or -), a folder of `detect --format json` reports, "
                                               "or an inventory file; repeatable. -o then names a folder."),
     allow_cpu: bool = typer.Option(False, "--allow-cpu", help="--fleet: plan the CPU build for GPU-less machines."),
+    fleet_stacks: str = typer.Option("fewest", "--fleet-stacks", click_type=Choice(("fewest", "newest"),
+                                                                                   "--fleet-stacks"),
+                                     help="--fleet: the fewest stacks that cover the machines (default), or each "
+                                          "group its newest stack."),
 ) -> None:
     """Resolve a consistent stack for a TensorFlow, PyTorch or JAX target and print the plan (exit 1 when none
     exists)."""
@@ -67,12 +71,14 @@ def plan(
 
     if full_lock and fmt != "pip":
         fail("--lock goes with --format pip (or use --format pylock for a PEP 751 pylock.toml)")
+    if fleet_stacks != "fewest" and not fleet:
+        fail("--fleet-stacks chooses among the stacks of a fleet: it goes with --fleet")
     if fleet:
         from stackresolve.cli.fleet import plan_fleet_command
 
         plan_fleet_command(fleet, Flags(tf=tf, torch=torch, jax=jax, python=python, cudnn=cudnn, vendor=vendor,
                                         with_driver=with_driver),
-                           "pylock" if full_lock else fmt, out, allow_cpu, env_name,
+                           "pylock" if full_lock else fmt, out, allow_cpu, env_name, fleet_stacks,
                            {"--os": os, "--gpu": gpu, "--gpu-cc": gpu_cc, "--driver": driver, "--arch": arch,
                             "--cpu": cpu})
     kb = knowledge()
@@ -89,7 +95,10 @@ def plan(
         emit_full_lock(resolution, kb, "pylock.toml" if fmt == "pylock" else "requirements.txt", index_url, out,
                        upgrade)
     command = command_line(click.get_current_context(), leave_out=("fmt", "out"))
-    emit_resolution(resolution, kb, fmt, out, PlanOptions(env_name=env_name, command=command))
+    # the PowerShell script's usage line runs the file -o writes it to
+    script_file = out.replace("\\", "/").rsplit("/", 1)[-1] if fmt == "powershell" and out not in (None, "-") else None
+    emit_resolution(resolution, kb, fmt, out, PlanOptions(env_name=env_name, command=command,
+                                                          script_file=script_file))
 
 
 def previous_full_lock(out: Optional[str]) -> Optional[str]:
