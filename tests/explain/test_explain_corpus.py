@@ -97,6 +97,10 @@ def misses(report: dict) -> list[str]:
     errors, _kb = _knowledge()
     explanation = explain_text(report_text(report), errors)
     problems = [m for m in explanation.matches if m.severity != "info"]
+    if report["category"] == "harmless":  # a log of harmless messages only: right when nothing is called a problem
+        if problems:
+            return [f"a problem recognised in harmless messages: {problems[0].category} ({problems[0].code})"]
+        return [] if explanation.matches else ["no message recognised (expected harmless)"]
     if not problems:
         return [f"no problem recognised (expected {report['category']})"]
     top = problems[0]
@@ -199,6 +203,9 @@ def test_uncertain_report_is_still_recognised(report):
 
     errors, _kb = _knowledge()
     explanation = explain_text(report_text(report), errors)
+    if report["category"] == "harmless":
+        assert explanation.matches and not explanation.has_problem
+        return
     assert explanation.has_problem
     assert explanation.problems[0].category == report["category"]
 
@@ -224,3 +231,4 @@ if __name__ == "__main__":  # pragma: no cover
           f"{len(reports()) - total} uncertain reports kept out of the score; "
           f"held out: {first_right} of {len(held_out)} right before any change made for them")
     print_batch("issue-22")
+    print_batch("issue-34")

@@ -37,6 +37,8 @@ CATEGORIES = (
     "package-version-mismatch",
     "driver-not-loaded",  # the driver's kernel module and its libraries are not usable as installed: no stack fixes it
     "nccl-failure",  # NCCL cannot set up communication (shared memory, sockets): fixed on the machine or container
+    "container-gpu-unavailable",  # the container runtime gives the container no GPU (no NVIDIA runtime, lost devices)
+    "ptxas-too-old",  # XLA found a ptxas (CUDA's PTX assembler) older than it needs
 )
 # Who prints a message (and whose explanation a record gives): "any" for messages of CUDA, cuDNN, the
 # dynamic loader, XLA's shared runtime or a Python package, whatever framework runs them.
