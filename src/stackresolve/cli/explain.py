@@ -94,7 +94,8 @@ def explain(
                         f"{resolution.stack.framework.version}; {framework.flag} with yours plans for it)\n"
             from stackresolve.plan.formats import INSTALL_FORMATS
 
-            formats = "|".join(f.name for f in INSTALL_FORMATS if f.fix_plan)
+            # only the formats that can express this stack for the log's OS (no PowerShell for a Linux log)
+            formats = "|".join(f.name for f in INSTALL_FORMATS if f.fix_plan and f.refusal(resolution) is None)
             if narrowed:  # `plan` has no option for the log's build: this command prints its plans
                 body += f"Install plan: this command with --format {formats} (the plan " \
                         f"keeps {narrowed}; {plan_command(resolution)} alone plans the resolver's own pick)\n"

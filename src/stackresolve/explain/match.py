@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from stackresolve.explain.scan import _Text, _clean, _line_of
+from stackresolve.explain.catalogue import LIBRARY_NAMES, StatusHit, find_statuses, status_code
+from stackresolve.explain.scan import _DERIVE, _Text, _clean, _line_of
 from stackresolve.explain.versions import (
     _add,
     _extract,
@@ -63,6 +64,9 @@ class Match:
     rank: int = 50
     framework: str = "any"  # who prints the message: tensorflow, pytorch, jax, or any
     spans: tuple[tuple[int, int], ...] = ()  # where each occurrence lies in the cleaned text
+    # a status of a library's error enum (error_catalogue.toml): library, enum, name, value
+    status: tuple[tuple[str, str | int], ...] = ()
+    via: str = ""  # the program the message came through (nvtop, docker, kubelet, ...), when recognised
 
     def covered_by(self, other: "Match") -> bool:
         """Every occurrence lies inside a longer one of `other`, of the same kind of problem: the same
@@ -90,6 +94,8 @@ class Match:
             "libraries": list(self.libraries),
             "pins": list(self.pins),
             "framework": self.framework,
+            **({"library_status": dict(self.status)} if self.status else {}),
+            **({"via": self.via} if self.via else {}),
         }
 
 
@@ -154,18 +160,25 @@ def _render_first(alternatives: Sequence[str], values: dict[str, str]) -> str:
     return _render(alternatives[-1], values) or ""
 
 
-def _order_causes(error: KnownError, scan: _Text) -> list[Cause]:
+def _order_causes(error: KnownError, scan: _Text, framework: str | None = None, os_name: str | None = None
+                  ) -> list[Cause]:
     """Causes whose `when` is in the text first, then the unconditional ones, then those with an
-    unmatched `when`, and last those whose `unless` is in the text; file order within each."""
+    unmatched `when`, and last those whose `unless` is in the text; file order within each. A cause about
+    another framework or OS than the log's (when the log shows one) is left out, unless nothing else is left."""
 
     def group(cause: Cause) -> int:
-        if cause.unless is not None and scan.search(cause.unless):
+        if cause.unless_pattern and scan.search(cause.unless_pattern):
             return 3
-        if cause.when is None:
+        if not cause.when_pattern:
             return 1
-        return 0 if scan.search(cause.when) else 2
+        return 0 if scan.search(cause.when_pattern) else 2
 
-    return sorted(error.causes, key=group)  # sorted() is stable
+    causes = error.causes
+    if framework in FRAMEWORK_NAMES:
+        causes = tuple(c for c in causes if not c.framework or c.framework == framework) or causes
+    if os_name:
+        causes = tuple(c for c in causes if not c.os or os_name in c.os) or causes
+    return sorted(causes, key=group)  # sorted() is stable
 
 
 def log_framework(explanation: Explanation) -> str | None:
@@ -189,7 +202,7 @@ def _match_error(
 ) -> Match | None:
     """The record's match in the text, its texts filled in; `framework` is the log's (when known), which
     picks the fix worded for it (with the OS the text shows)."""
-    found_matches = list(scan.finditer(error.regex))
+    found_matches = list(scan.finditer(error.pattern, _DERIVE if error.needles is None else error.needles))
     if not found_matches:
         return None
     groups: dict[str, str] = {}
@@ -259,19 +272,22 @@ def _match_error(
         values["wanted_driver"] = windows if driver_os is Os.WINDOWS else linux if driver_os is Os.LINUX \
             else f"{linux} (Linux) / {windows} (Windows)"
 
-    causes = _order_causes(error, scan)
+    causes = _order_causes(error, scan, framework or (named[0] if len(named) == 1 else None), _single_os(versions_seen))
     chosen = causes[0]
     evidence, line = _line_of(scan, found_matches[0].start())
+    false_alarm = error.false_alarm_when_met and _met(found, wanted)
     return Match(
         code=error.code,
-        category=error.category,
-        severity=error.severity,
+        category="harmless" if false_alarm else error.category,
+        severity="info" if false_alarm else error.severity,
         wanted=wanted,
         found=found,
-        meaning=_render(error.meaning, values) or "",
-        cause=_render(chosen.text, values) or "",
-        causes=tuple(_render(c.text, values) or "" for c in causes),
-        fix=_render(chosen.fix, values) if chosen.fix else
+        meaning=(_render(error.meaning, values) or "") + (
+            " The version it found is not older than the one it asks for, so this warning is wrong and harmless."
+            if false_alarm else ""),
+        cause=_FALSE_ALARM_CAUSE if false_alarm else _render(chosen.text, values) or "",
+        causes=(_FALSE_ALARM_CAUSE,) if false_alarm else tuple(_render(c.text, values) or "" for c in causes),
+        fix=_FALSE_ALARM_FIX if false_alarm else _render(chosen.fix, values) if chosen.fix else
         _render_first(error.fix_in(framework or _framework_key(error, named), _single_os(versions_seen)), values),
         source=error.source,
         evidence=evidence,
@@ -283,6 +299,53 @@ def _match_error(
         framework=error.framework,
         spans=tuple((m.start(), m.end()) for m in found_matches),
     )
+
+
+_FALSE_ALARM_CAUSE = "The check that printed it compares the versions wrongly: the version found is not older than the one wanted."
+_FALSE_ALARM_FIX = "Nothing to fix: the warning can be ignored (a later release of the program that printed it corrects the check)."
+
+
+def _met(found: dict[str, str], wanted: dict[str, str]) -> bool:
+    """Whether every component found in a version is at least the one wanted (all of them readable versions)."""
+    from stackresolve.model.numbers import parse_version
+
+    pairs = [(parse_version(found[c]), parse_version(wanted[c])) for c in found if c in wanted]
+    return bool(pairs) and all(f is not None and w is not None and f >= w for f, w in pairs)
+
+
+def _status_match(hit: StatusHit, scan: _Text, versions_seen: dict[str, tuple[str, ...]]) -> Match:
+    """A catalogued status as a match: the header's description, the curated cause and fix (on the host when it came
+    through a container runtime), the versions of the driver the text shows for a driver problem."""
+    status = hit.status
+    evidence, line = _line_of(scan, hit.spans[0][0])
+    described = status.description or (f'"{status.text}"' if status.text else "")
+    meaning = f"{LIBRARY_NAMES[status.library]} reported {status.name} ({status.enum} {status.value})" + (
+        f": {described}" if described else ".")
+    if not meaning.endswith("."):
+        meaning += "."
+    if hit.via:
+        meaning += f" Seen through {hit.via}, which only passes the library's error on."
+    fix = status.fix
+    if hit.container and status.category in ("driver-not-loaded", "driver-too-old", "no-gpu-detected"):
+        fix = f"On the host, not in the image (the container uses the host's driver): {fix[0].lower()}{fix[1:]}"
+    found: dict[str, str] = {}
+    if status.category in ("driver-too-old", "driver-not-loaded"):
+        for key in ("driver", "driver_cuda"):
+            values = [v for v in versions_seen.get(key, ()) if "|" not in v]
+            if len(values) == 1:
+                found[key] = values[0]
+    source = status.source + (f" ; {status.evidence}" if status.evidence else "")
+    return Match(
+        code=status_code(status), category=status.category, severity="error", wanted={}, found=found,
+        meaning=meaning, cause=status.cause, causes=(status.cause,), fix=fix, source=source, evidence=evidence,
+        line=line, count=len(hit.spans), rank=45, framework="any", spans=hit.spans,
+        status=(("library", status.library), ("enum", status.enum), ("name", status.name), ("value", status.value)),
+        via=hit.via,
+    )
+
+
+def _overlaps(spans: Sequence[tuple[int, int]], others: Sequence[tuple[int, int]]) -> bool:
+    return any(start < o_end and o_start < end for start, end in spans for o_start, o_end in others)
 
 
 def _framework_key(error: KnownError, named: Sequence[str]) -> str | None:
@@ -317,8 +380,10 @@ def explain_text(
     if isinstance(errors, ErrorKnowledge):
         known, libs, version_hints = errors.errors, errors.libraries, errors.hints
         driver_for = errors.driver_for if errors.drivers else None
+        statuses, outer = errors.statuses, errors.outer
     else:
         known, libs, version_hints, driver_for = tuple(errors), (), (), None
+        statuses, outer = (), ()
     if libraries is not None:
         libs = tuple(libraries)
     if hints is not None:
@@ -328,11 +393,16 @@ def explain_text(
     versions_seen = _extract(scan, version_hints, libs)
     found = [(e, m) for e in known if (m := _match_error(e, scan, versions_seen, libs, None, driver_for)) is not None]
     found = [(e, m) for e, m in found if not any(m.covered_by(other) for _, other in found)]
+    # a library's status wherever it sits, unless a record of the message around it already read it
+    record_spans = [span for _, m in found for span in m.spans]
+    found += [(None, _status_match(hit, scan, versions_seen)) for hit in find_statuses(scan, statuses, outer)
+              if not _overlaps(hit.spans, record_spans)]
     found.sort(key=lambda pair: (SEVERITIES.index(pair[1].severity), pair[1].rank, pair[1].line, pair[1].code))
     first = Explanation(matches=tuple(m for _, m in found), versions_seen=versions_seen)
     framework = log_framework(first)
     if framework is None:
         return first
     # the log's framework is known (a message only it prints, or its paths): every text in its words
-    matches = [_match_error(e, scan, versions_seen, libs, framework, driver_for) or m for e, m in found]
+    matches = [(_match_error(e, scan, versions_seen, libs, framework, driver_for) if e is not None else None) or m
+               for e, m in found]
     return Explanation(matches=tuple(matches), versions_seen=versions_seen)

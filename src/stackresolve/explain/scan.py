@@ -41,6 +41,9 @@ _MIN_NEEDLE = 3  # shorter literals narrow nothing
 _MAX_HITS = 400  # more occurrences than this: search the whole text at once
 
 
+_DERIVE = object()  # finditer's needles: derive them from the pattern
+
+
 def _sre_parser():
     try:
         import re._parser as parser  # Python >= 3.11
@@ -312,9 +315,15 @@ class _Text:
                 out.append((start, end))
         return out
 
-    def finditer(self, regex: re.Pattern[str]) -> Iterator[re.Match[str]]:
-        """Every match of `regex` in the text, in order (as regex.finditer(text) would find them)."""
-        info = pattern_needles(regex.pattern)
+    def finditer(self, regex: re.Pattern[str] | str, needles=_DERIVE) -> Iterator[re.Match[str]]:
+        """Every match of `regex` in the text, in order (as regex.finditer(text) would find them). A pattern given as
+        text is compiled only when a line holds one of its literals; `needles` are its pattern_needles when known
+        (kept in the knowledge snapshot), derived from the pattern otherwise."""
+        info = pattern_needles(regex if isinstance(regex, str) else regex.pattern) if needles is _DERIVE else needles
+        if isinstance(regex, str):
+            if info is not None and not self._any_hit(info):
+                return
+            regex = cached_regex(regex)
         if info is None:
             yield from regex.finditer(self.text)
             return
@@ -334,8 +343,16 @@ class _Text:
         for start, end in windows:
             yield from regex.finditer(self.text, start, end)
 
-    def search(self, regex: re.Pattern[str]) -> re.Match[str] | None:
-        return next(self.finditer(regex), None)
+    def search(self, regex: re.Pattern[str] | str, needles=_DERIVE) -> re.Match[str] | None:
+        return next(self.finditer(regex, needles), None)
+
+    def _any_hit(self, info) -> bool:
+        """Whether some line may hold a match (the look-ups are remembered for the search that follows)."""
+        every, fewer, ignore_case = info
+        positions = self._all_positions(fewer, ignore_case)
+        if positions is None and every != fewer:
+            positions = self._all_positions(every, ignore_case)
+        return positions is None or bool(positions)
 
 
 
