@@ -17,6 +17,7 @@ from stackresolve.knowledge.errors import cached_regex
 
 _EVIDENCE_MAX = 240  # characters of a matched line shown as evidence
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_DIGITS_AS_ZERO_STR = str.maketrans("123456789", "000000000")
 
 
 # Compiled on first use (see cached_regex): importing this module compiles nothing.
@@ -213,8 +214,11 @@ class _Text:
     however often its lines repeat, and stand for every line of that shape: a superset of the lines that hold
     the literal, which the regular expression then checks."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, carriage_returns: Sequence[int] = ()) -> None:
         self.text = text
+        # where a lone carriage return (a progress bar redrawing its line) was read as a line break: the scan sees
+        # the redrawn lines apart, and line numbers count newlines only, as editors do
+        self.carriage_returns = carriage_returns
         self._lower: str | None = None
         self._hits: dict[bytes, list[int] | None] = {}
         self._shapes: tuple[str, list[int], list[list[int]], list[int]] | None = None
@@ -250,8 +254,8 @@ class _Text:
         return self._shapes
 
     def line_number(self, pos: int) -> int:
-        """The 1-based line of a position."""
-        return bisect_right(self._line_shapes()[3], pos)
+        """The 1-based line of a position, counting newlines only (as an editor numbers the log's lines)."""
+        return bisect_right(self._line_shapes()[3], pos) - bisect_right(self.carriage_returns, pos)
 
     def _positions(self, needle: str, ignore_case: bool) -> list[int] | None:
         """Where the lines holding `needle` start (at most _MAX_HITS + 1 lines; None: more than that). Lower-case
@@ -346,6 +350,20 @@ class _Text:
     def search(self, regex: re.Pattern[str] | str, needles=_DERIVE) -> re.Match[str] | None:
         return next(self.finditer(regex, needles), None)
 
+    def finditer_in_shapes(self, shape_pattern: bytes, regex: re.Pattern[str]) -> Iterator[re.Match[str]]:
+        """The matches of `regex` on the lines whose shape (lower-cased, digits read as 0) matches `shape_pattern`:
+        the shapes are searched once, however many lines share them, and only their lines with the regex (a dense
+        log's thousands of lines that differ in their numbers cost one search)."""
+        joined, at, groups, starts = self._line_shapes()
+        lines: set[int] = set()
+        for m in _bytes_regex(shape_pattern).finditer(joined):
+            lines.update(groups[bisect_right(at, m.start()) - 1])
+        text = self.text
+        for number in sorted(lines):
+            start = starts[number]
+            end = text.find("\n", start)
+            yield from regex.finditer(text, start, end if end != -1 else len(text))
+
     def _any_hit(self, info) -> bool:
         """Whether some line may hold a match (the look-ups are remembered for the search that follows)."""
         every, fewer, ignore_case = info
@@ -356,12 +374,34 @@ class _Text:
 
 
 
+@lru_cache(maxsize=None)
+def _bytes_regex(pattern: bytes) -> re.Pattern[bytes]:
+    return re.compile(pattern)
+
+
+def shape_of(text: str) -> str:
+    """A text as the line shapes spell it: lower-cased, its digits read as 0."""
+    return text.lower().translate(_DIGITS_AS_ZERO_STR)
+
+
 def _clean(text: str) -> str:
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _clean_text(text)[0]
+
+
+def _clean_text(text: str) -> tuple[str, list[int]]:
+    """The text without terminal escapes, its line breaks as newlines, and where a lone carriage return (a
+    progress bar's redraw) became one (for line numbers that count newlines only)."""
     if "\x1b" in text:
         text = cached_regex(_ANSI).sub("", text)
-    return text
+    returns: list[int] = []
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+        i = text.find("\r")
+        while i != -1:
+            returns.append(i)
+            i = text.find("\r", i + 1)
+        text = text.replace("\r", "\n")
+    return text, returns
 
 
 def _line_of(scan: _Text, pos: int) -> tuple[str, int]:
