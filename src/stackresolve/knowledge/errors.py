@@ -253,7 +253,7 @@ class KnownError:
     # A warning that names the version it found and the one it wants, and is wrong when the found one is not older
     # (TensorFlow 1.12 warned of "ptxas 10.0.145, which is older than 9.2.88"): then it is harmless noise.
     false_alarm_when_met: bool = False
-    # The literals one of which every match contains (scan.pattern_needles), derived once when the knowledge is
+    # The literals one of which every match contains (patterns.pattern_needles), derived once when the knowledge is
     # built and kept in its snapshot: the scan reads them instead of parsing the pattern again.
     needles: tuple | None = None
 
@@ -576,7 +576,7 @@ def _flag(record: dict, key: str, where: str) -> bool:
 
 
 def _needles(pattern: str):
-    from stackresolve.explain.scan import pattern_needles  # the scan's own rule for what a match must contain
+    from stackresolve.knowledge.patterns import pattern_needles  # what every match must contain, for the scan
 
     return pattern_needles(pattern)
 

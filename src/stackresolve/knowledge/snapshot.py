@@ -99,7 +99,7 @@ RECORD_MODULES = ("stackresolve.knowledge.base", "stackresolve.knowledge.model",
 INSTALL_RECORD_MODULES = ("stackresolve.knowledge.install", "stackresolve.knowledge.channels",
                           "stackresolve.knowledge.install_facts")
 KIND_MODULES = {"install": INSTALL_RECORD_MODULES, "frameworks": ("stackresolve.knowledge.frameworks",),
-                "errors": ("stackresolve.knowledge.errors", "stackresolve.explain.scan")}
+                "errors": ("stackresolve.knowledge.errors", "stackresolve.knowledge.patterns")}
 
 
 def checksum(data: bytes) -> str:
