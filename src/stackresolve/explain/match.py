@@ -307,8 +307,10 @@ def _match_error(
     )
 
 
-_FALSE_ALARM_CAUSE = "The check that printed it compares the versions wrongly: the version found is not older than the one wanted."
-_FALSE_ALARM_FIX = "Nothing to fix: the warning can be ignored (a later release of the program that printed it corrects the check)."
+_FALSE_ALARM_CAUSE = ("The check that printed it compares the versions wrongly: the version found is not older than "
+                      "the one wanted.")
+_FALSE_ALARM_FIX = ("Nothing to fix: the warning can be ignored (a later release of the program that printed it "
+                    "corrects the check).")
 
 
 def _met(found: dict[str, str], wanted: dict[str, str]) -> bool:
