@@ -8,7 +8,6 @@ constraints/errors.toml.
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from functools import lru_cache
 from typing import Any, Sequence
 
