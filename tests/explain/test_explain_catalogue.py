@@ -248,3 +248,16 @@ def test_the_error_knowledge_comes_from_its_snapshot(tmp_path, monkeypatch):
         assert [e.needles for e in loaded.errors] == [e.needles for e in built.errors]
     finally:
         loader.error_knowledge.cache_clear()
+
+
+def test_a_translated_windows_message_is_its_english_one(errors):
+    # Windows prints ERROR_MOD_NOT_FOUND in the system's language (tensorflow/models#2083; NumPy's maintainer
+    # translates it in numpy/numpy#17648): the record of the English message reads it
+    for line in ("ImportError: DLL load failed: 找不到指定的模块。",
+                 "ImportError: DLL load failed: The specified module could not be found."):
+        assert [m.code for m in explain_text(f"import tensorflow\n{line}", errors).problems][:1] == ["dll-load-failed"]
+    # not read as the other DLL failure ("initialization routine failed"), whatever the spacing
+    numpy = explain_text("Original error was: DLL load failed:找不到指定的模块。", errors)
+    assert "dll-init-failed" not in [m.code for m in numpy.matches]
+    assert explain_text("ImportError: DLL load failed while importing _pywrap_tensorflow_internal: A dynamic link "
+                        "library (DLL) initialization routine failed.", errors).problems[0].code == "dll-init-failed"
