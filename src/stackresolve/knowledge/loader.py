@@ -613,20 +613,48 @@ def knowledge():
     return load_knowledge()
 
 
+ERROR_FILES = ("errors.toml", "error_catalogue.toml", "cuda.toml")
+
+
 @lru_cache(maxsize=1)
-def error_knowledge():
-    """constraints/errors.toml (known error messages, library names, version hints), loaded on first use:
-    only `explain` and `doctor` need it."""
+def error_knowledge(use_snapshot: bool = True):
+    """constraints/errors.toml (known error messages, library names, version hints, outer programs) and
+    error_catalogue.toml (every status of the CUDA libraries), loaded on first use: only `explain` and `doctor` need
+    them. From their own snapshot when one was built from these very files (parsing and validating 2,600 lines of
+    records and their 300 patterns on every run cost explain more than reading a log), else parsed and snapshotted."""
+    from stackresolve.knowledge import snapshot
+    from stackresolve.knowledge.errors import ErrorKnowledge
+
+    data_key = _error_data_key()
+    if use_snapshot:
+        cached = snapshot.load(data_key, ErrorKnowledge, kind="errors")
+        if cached is not None:
+            return cached
+    knowledge = build_error_knowledge()
+    if use_snapshot:
+        snapshot.store(data_key, knowledge, kind="errors")
+    return knowledge
+
+
+def _error_data_key() -> str:
+    from stackresolve.knowledge import snapshot
+
+    return snapshot.files_key(str(constraints_dir() / name) for name in ERROR_FILES)
+
+
+def build_error_knowledge(directory: Path | None = None):
+    """The error knowledge parsed and validated from its TOML files."""
     from stackresolve.knowledge.errors import parse_error_knowledge
 
     import dataclasses
 
-    doc, _ = read_toml("errors.toml")
-    cuda, _ = read_toml("cuda.toml")
+    doc, _ = read_toml("errors.toml", directory)
+    catalogue, _ = read_toml("error_catalogue.toml", directory)
+    cuda, _ = read_toml("cuda.toml", directory)
     try:
         drivers = tuple((t["version"], t.get("driver_linux", ""), t.get("driver_windows", ""))
                         for t in cuda.get("toolkit", []))
-        return dataclasses.replace(parse_error_knowledge(doc), drivers=drivers)
+        return dataclasses.replace(parse_error_knowledge(doc, catalogue), drivers=drivers)
     except (ValueError, KeyError, TypeError) as exc:
         raise KnowledgeError(f"errors.toml: {exc}") from exc
 
