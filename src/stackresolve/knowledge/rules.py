@@ -213,6 +213,14 @@ def driver_meets(given: str, minimum: str) -> bool:
     return have >= need
 
 
+def driver_order(version: str) -> tuple:
+    """The order of drivers by the minimums they meet (driver_meets), for "the lowest driver" of several machines:
+    a release by its number; a bare branch after every release of it (it meets any minimum inside it), before the
+    next branch."""
+    parsed = DriverVersion.parse(version)
+    return (parsed.branch, 1, ()) if len(parsed.release) == 1 else (parsed.branch, 0, parsed.release)
+
+
 def branch_release_needed(given: str, minimum: str) -> str | None:
     """For a driver given as a branch: the release inside it a minimum asks for ("525.60.13" for R525 and
     minimum 525.60.13), None when the minimum is below the branch (any of its releases will do) or `given` is a
