@@ -176,6 +176,14 @@ def test_show_every_kind(kind, value, expected):
     assert data["schema"] == f"stackresolve/show-{kind}@1" and data["fetched"]
 
 
+def test_show_gpu_older_than_every_listed_architecture_gets_no_ptx_promise():
+    # PTX is JIT-compiled for its own target architecture or a newer one (CUDA C++ Programming Guide, Application
+    # Compatibility), so it never reaches a GPU older than every listed one; the plan refuses such a GPU too.
+    text = run("show", "gpu", "0.5").stdout
+    assert "run on it only through PTX" not in text and "older than every architecture the tables list" in text
+    assert "no GPU code" in text
+
+
 def test_show_driver_json_facts():
     data = json.loads(run("show", "driver", "535", "--format", "json").stdout)
     assert data["lifecycle"]["state"] == "end-of-life" and data["lifecycle"]["end_of_life"] == "2026-06"
