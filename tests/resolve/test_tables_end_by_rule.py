@@ -100,6 +100,17 @@ def test_jax_on_a100_with_branch_525_is_planned_naming_the_release():
     assert not any("upgrade the driver to 525.60.13" in a["why"] for a in doc["alternatives"])
 
 
+def test_a_branch_meets_a_minor_version_compatibility_floor_inside_it_as_its_releases_do():
+    # TF 2.21's CUDA 12.5 wheels run on a driver older than 12.5's own 555.42.02 through NVIDIA's minor-version
+    # compatibility (>= 525.60.13, CUDA release notes Table 2). 525.147.05 gets them; R525 stands for its releases
+    # (rules.driver_meets), so it gets the same stack, with the release named, not TF 2.14 on CUDA 11.8.
+    plans = {d: plan_json("--tf", "latest", "--gpu-cc", "8.0", "--python", "3.11", "--driver", d)[1]
+             for d in ("525", "525.147.05")}
+    versions = {d: doc["stack"]["framework"]["version"] for d, doc in plans.items()}
+    assert versions["525"] == versions["525.147.05"], versions
+    assert "525.60.13" in codes(plans["525"])["driver-branch-release"]["message"]
+
+
 # -- the lifecycle table ---------------------------------------------------------------------------------------
 def test_branch_lifecycle_on_the_data_date(kb):
     # v620 edition of NVIDIA's table: R620 LTSB to 2029-09, R580 LTSB to 2028-06; R535 ended 2026-06

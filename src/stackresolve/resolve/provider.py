@@ -153,8 +153,10 @@ class StackProvider(AbstractProvider):
             installed = as_version(self.request.driver)
             if driver_is_branch(self.request.driver):
                 # A branch (--driver 525) stands for its releases (knowledge.rules.driver_meets): the candidate is
-                # the release inside it that the stack needs, never one of a later branch.
-                inside = [r.minimum for r in reqs if r.minimum is not None and r.minimum.release[0] == installed.major]
+                # the release inside it that the stack needs, never one of a later branch; a minor-version
+                # compatibility floor inside it counts as well (build.driver_pin reads both with driver_meets).
+                inside = [v for r in reqs for v in (r.minimum, getattr(r, "compat", None))
+                          if v is not None and v.release[0] == installed.major]
                 installed = max(inside, default=installed)
             return driver_candidate(installed, None)
         minimum = max((r.minimum for r in reqs if r.minimum is not None), default=None)
