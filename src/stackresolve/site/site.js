@@ -195,7 +195,8 @@
     var cc = ccOf(choice.gpu);
     var gpu = choice.os === "macos" ? "--cpu" :  // the matrix answers a Mac with its CPU build
       cc === choice.gpu ? "--gpu-cc " + cc : "--gpu '" + choice.gpu.replace(/'/g, "'\\''") + "'";
-    var words = ["stackresolve plan", "--" + fw.flag, row.line, "--os", choice.os, gpu];
+    // --no-detect: the page's choice, not this machine's GPU and driver
+    var words = ["stackresolve plan", "--no-detect", "--" + fw.flag, row.line, "--os", choice.os, gpu];
     if (choice.driver) words.push("--driver", choice.driver);
     if (row.plan_vendor) words.push("--vendor", row.plan_vendor);
     words.push("--format", fmt);
