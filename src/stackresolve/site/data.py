@@ -22,7 +22,7 @@ from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.model.enums import Framework, Os
 from stackresolve.model.values import ComputeCapability, DriverVersion
 
-SCHEMA = "stackresolve/site-data@1"
+FORMAT = "stackresolve/site-data@1"  # the data's layout; the page reads this one
 # the fields of a row, as `matrix --json` names them ("version" is every framework's version)
 ROW_FIELDS = ("line", "os", "status", "version", "package", "python", "cuda", "cudnn", "driver_min", "reason",
               "vendor", "framework", "variant", "index")
@@ -127,7 +127,7 @@ def site_data(kb: KnowledgeBase, *, frameworks=tuple(FRAMEWORK_FLAGS), systems=S
 
     plans = [_plan(kb, strings, *request) for request in plan_requests]
     return {
-        "schema": SCHEMA,
+        "format": FORMAT,
         "knowledge_base": _kb_line(kb),
         "frameworks": [{"name": fw.value, "display": fw.display, "flag": FRAMEWORK_FLAGS[fw]} for fw in frameworks],
         "systems": [os_name.value for os_name in systems],
