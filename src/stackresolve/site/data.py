@@ -4,11 +4,12 @@ page offers, each yes with its plans and the source of every fact, deduplicated 
 The page only looks answers up; every answer here comes from matrix.build_matrix (the rows of `matrix --json`)
 and, for the plans, from resolve() and the plan emitters (what `plan --format pip|conda|dockerfile` prints).
 
-Drivers: the resolver compares an installed driver with the minimums its requirements state, so the answer
-changes only at those minimums. The page offers "no driver given" and the driver minimums the answers name: the
-set starts from the minimums of the answers without a driver and grows with those of the answers at each driver
-offered, until no answer names a new one. The page answers for a listed driver; for another it shows the
-answer of the newest listed driver below it and says so.
+Drivers: the resolver compares an installed driver with the minimums its requirements state, and picks other
+builds for other drivers, so the page stores an answer per driver it lists rather than a minimum per row. It lists
+"no driver given" and the driver minimums the answers name: the set starts from the minimums of the answers
+without a driver and grows with those of the answers at each driver listed (over every framework), until no answer
+names a new one. For another driver the page shows the answer of the newest listed driver below it and says so
+(a minimum only a newer build states can change an answer in between: not every threshold is listed).
 
 Encoding: every text once, in `strings`; a row is a list of string numbers (ROW_FIELDS, then the plan's number);
 a row list (one answer) a list of row numbers; `answers[framework][os][driver]` one row list per compute
