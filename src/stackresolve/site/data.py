@@ -60,9 +60,7 @@ def site_data(kb: KnowledgeBase, *, frameworks=tuple(FRAMEWORK_FLAGS), systems=S
               drivers: dict | None = None) -> dict:
     """The page's data document. `ccs` (compute capabilities) and `drivers` ({os: [driver, ...]}, instead of the
     driver minimums found) narrow it, for tests; the command offers everything."""
-    from stackresolve.flags import Flags, parse_flags
     from stackresolve.matrix import build_matrix
-    from stackresolve.request import build_request
 
     ccs = sorted(ccs or kb.known_ccs(), key=_cc_key)
     strings, rows, lists = _Table(), _Table(), _Table()
@@ -72,11 +70,8 @@ def site_data(kb: KnowledgeBase, *, frameworks=tuple(FRAMEWORK_FLAGS), systems=S
     offered: dict = {}
 
     def answer(fw: Framework, os_name: Os, cc: str, driver: str) -> tuple[int, set]:
-        flag = FRAMEWORK_FLAGS[fw]
-        given = parse_flags(kb, Flags(gpu_cc=cc, os=os_name.value, driver=driver or None,
-                                      torch="latest" if flag == "torch" else None,
-                                      jax="latest" if flag == "jax" else None))
-        cells = build_matrix(kb, build_request(kb, given, None), [os_name.value])
+        # the request `stackresolve matrix --gpu-cc CC --os OS [--driver D] [--torch|--jax]` makes
+        cells = build_matrix(kb, _request(kb, fw, "latest", os_name, cc, driver), [os_name.value])
         numbers, minimums, previous = [], set(), None
         for cell in cells:
             doc = cell.to_json()
@@ -146,6 +141,21 @@ def site_data(kb: KnowledgeBase, *, frameworks=tuple(FRAMEWORK_FLAGS), systems=S
     }
 
 
+def _request(kb: KnowledgeBase, fw: Framework, version: str, os_name: Os, cc: str | None, driver: str,
+             vendor: str = "any", cpu: bool = False):
+    """The Request the CLI's flags make (`--gpu-cc CC --os OS --driver D`, the framework's flag with `version`,
+    `--vendor`, `--cpu`), built from typed values: the values come from the knowledge base, not from a user."""
+    from stackresolve.flags import read_driver, read_version
+    from stackresolve.model.enums import Vendor
+    from stackresolve.request import RequestInput, build_request, gpu_from_cc
+
+    spec, _ = read_version(kb, fw, version)
+    given = RequestInput(fw, version, spec, os=os_name, cpu=cpu, driver=read_driver(driver or None),
+                         gpus=() if cc is None else (gpu_from_cc(kb, cc, "", "flag --gpu-cc"),),
+                         vendor=None if vendor == "any" else Vendor(vendor))
+    return build_request(kb, given, None)
+
+
 def _kb_line(kb: KnowledgeBase) -> str:
     from stackresolve.resolve import index_data
 
@@ -159,17 +169,12 @@ def _plan(kb: KnowledgeBase, strings: _Table, fw: Framework, line: str, os_name:
     header's request line, which names the GPU, left out so that GPUs with the same answer share it), or why a
     format cannot express it; and the facts of the stack with their sources."""
     from stackresolve.emit import FormatRefused, render_plan
-    from stackresolve.flags import Flags, parse_flags
     from stackresolve.plan import pip as pip_plan
-    from stackresolve.request import build_request
     from stackresolve.resolve import resolve
 
-    flag = FRAMEWORK_FLAGS[fw]
     mac = os_name is Os.MACOS  # the matrix plans a Mac's CPU build: no NVIDIA GPU runs CUDA there
-    given = parse_flags(kb, Flags(tf=line if flag == "tf" else "latest", torch=line if flag == "torch" else None,
-                                  jax=line if flag == "jax" else None, os=os_name.value, gpu_cc=None if mac else cc,
-                                  cpu=mac, driver=driver or None, vendor=vendor))
-    resolution = resolve(kb, build_request(kb, given, None), with_alternatives=False)
+    request = _request(kb, fw, line, os_name, None if mac else cc, driver, vendor, cpu=mac)
+    resolution = resolve(kb, request, with_alternatives=False)
     out: dict = {"formats": {}, "refused": {}, "facts": []}
     if resolution.stack is None:  # the matrix said yes: a test holds plan and matrix to one answer
         out["refused"] = {fmt: strings.number("no consistent stack") for fmt in PLAN_FORMATS}
