@@ -24,6 +24,10 @@ DOCUMENTS = {
     "show-tf": "stackresolve/show-tf@1",
     "show-torch": "stackresolve/show-torch@1",
     "show-jax": "stackresolve/show-jax@1",
+    "show-cuda": "stackresolve/show-cuda@1",
+    "show-cudnn": "stackresolve/show-cudnn@1",
+    "show-driver": "stackresolve/show-driver@1",
+    "show-gpu": "stackresolve/show-gpu@1",
     "install": "stackresolve/install@1",
 }
 

@@ -10,6 +10,7 @@ from stackresolve.knowledge.base import KnowledgeBase, normalize_gpu_name
 from stackresolve.knowledge.model import WHEEL_PLATFORMS
 from stackresolve.model.numbers import parse_version, quoted
 from stackresolve.model.values import ComputeCapability, release_line
+from stackresolve.model.versionlist import version_span
 from stackresolve.request import InputError
 
 GPU_PACKAGES = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-intel")
@@ -164,7 +165,7 @@ def show_torch_text(kb: KnowledgeBase, version: str) -> str:
         where = "default index" if v["default_index"] else v["index_url"]
         out.append(f"  {v['name']:<6} {'/'.join(v['platforms']):<22} CUDA {v['cuda']:<5} cuDNN {v['cudnn'] or '?':<10} "
                    f"SASS {','.join(v['sass']) or '?'}; PTX {','.join(v['ptx']) or 'none'} ({v['arch_basis']}) "
-                   f"[{where}] releases {','.join(v['releases'])}")
+                   f"[{where}] releases {version_span(v['releases'])}")
     return "\n".join(out) + "\n"
 
 
@@ -209,4 +210,222 @@ def show_jax_text(kb: KnowledgeBase, version: str) -> str:
     for c in data["compiled_arch"]:
         out.append(f"  {c['package']} {c['versions'][0]} ... {c['versions'][-1]}: SASS {','.join(c['sass'])}; PTX "
                    f"{','.join(c['ptx']) or 'none'} ({'measured' if c['measured'] else 'build flags'})")
+    return "\n".join(out) + "\n"
+
+
+# -- CUDA, cuDNN, drivers and GPUs (issue 31): every fact with its source and the date its kind was read --------
+SHOWN = ("tf", "torch", "jax", "cuda", "cudnn", "driver", "gpu")
+
+
+def _newest(versions: list[str]) -> str:
+    return max(versions, key=Version)
+
+
+def show_cuda_data(kb: KnowledgeBase, version: str) -> dict:
+    from stackresolve.knowledge.rules import cuda_line_fits
+    from stackresolve.model.values import CudaLine
+
+    known = sorted((t.version for t in kb.toolkits), key=Version)
+    try:
+        line = str(CudaLine.parse(version.strip()))
+    except ValueError:
+        raise InputError(f"show cuda {quoted(version)}: not a CUDA version; use e.g. 12.4 or 13.5") from None
+    toolkit = kb.toolkit(line)
+    if toolkit is None:
+        raise InputError(f"show cuda {quoted(version)}: no CUDA release {line} is known; known: {known[0]} ... "
+                         f"{known[-1]}")
+    return {
+        "version": toolkit.version,
+        "releases": list(toolkit.releases),
+        "released": toolkit.released or None,
+        "driver_min": {"linux": toolkit.driver_linux or None, "windows": toolkit.driver_windows or None},
+        "minor_compat_driver_min": {"linux": toolkit.compat_driver_linux or None,
+                                    "windows": toolkit.compat_driver_windows or None},
+        "arch_min": toolkit.arch_min,
+        "arch_max": toolkit.arch_max,
+        "cudnn": [r.version for r in sorted(kb.cudnn, key=lambda r: r.key)
+                  if any(cuda_line_fits(b.cuda, toolkit.version) for b in r.builds)],
+        "source": toolkit.source,
+        "note": toolkit.note,
+        "fetched": kb.fetched("cuda"),
+    }
+
+
+def show_cuda_text(kb: KnowledgeBase, version: str) -> str:
+    d = show_cuda_data(kb, version)
+    drv, compat = d["driver_min"], d["minor_compat_driver_min"]
+    out = [f"CUDA {d['version']} (releases {', '.join(d['releases'])}; {d['released'] or 'release month unknown'})",
+           f"  driver minimum: Linux {drv['linux'] or 'not read'}, Windows {drv['windows'] or 'not printed'}",
+           f"  minor-version compatibility: Linux >= {compat['linux'] or '-'}, Windows >= {compat['windows'] or '-'}",
+           f"  compute capabilities: {d['arch_min']} ... {d['arch_max']}",
+           f"  cuDNN releases with a build for it: {', '.join(d['cudnn']) or 'none recorded'}",
+           f"  source: {d['source']}"]
+    if d["note"]:
+        out.append(f"  note: {d['note']}")
+    out.append(f"  data read: {d['fetched']}")
+    return "\n".join(out) + "\n"
+
+
+def show_cudnn_data(kb: KnowledgeBase, version: str) -> dict:
+    v = parse_version(version.strip())
+    known = sorted(kb.cudnn, key=lambda r: r.key)
+    if v is None or len(v.release) < 2:
+        raise InputError(f"show cudnn {quoted(version)}: not a cuDNN version; use e.g. 8.9 or 9.28.1")
+    # "9.28" is the newest 9.28.x; "9.28.1.4" a build of 9.28.1
+    matches = [r for r in known if r.key.release[:len(v.release)] == v.release
+               or any(Version(b.full_version) == v for b in r.builds)]
+    if not matches:
+        raise InputError(f"show cudnn {quoted(version)}: no cuDNN release {version.strip()} is known; known: "
+                         f"{known[0].version} ... {known[-1].version}")
+    r = matches[-1]
+    return {
+        "version": r.version,
+        "builds": [{"cuda": b.cuda, "full_version": b.full_version} for b in r.builds],
+        "released": r.released or None,
+        "arch_min": r.arch_min,
+        "arch_max": r.arch_max,
+        "pip": list(r.extra.get("pip", [])),
+        "source": r.source,
+        "pip_source": r.extra.get("pip_source") or None,
+        "note": r.note,
+        "fetched": kb.fetched("cudnn"),
+    }
+
+
+def show_cudnn_text(kb: KnowledgeBase, version: str) -> str:
+    d = show_cudnn_data(kb, version)
+    builds = "; ".join(f"CUDA {b['cuda']}: {b['full_version']}" for b in d["builds"])
+    out = [f"cuDNN {d['version']} ({d['released'] or 'release date unknown'})", f"  builds: {builds}",
+           f"  compute capabilities: {d['arch_min']} ... {d['arch_max']}",
+           f"  pip: {', '.join(d['pip']) or 'no wheel recorded'}", f"  source: {d['source']}"]
+    if d["pip_source"]:
+        out.append(f"  pip source: {d['pip_source']}")
+    if d["note"]:
+        out.append(f"  note: {d['note']}")
+    out.append(f"  data read: {d['fetched']}")
+    return "\n".join(out) + "\n"
+
+
+def show_driver_data(kb: KnowledgeBase, version: str) -> dict:
+    from stackresolve.flags import read_driver
+    from stackresolve.knowledge.rules import branch_lifecycle, driver_meets
+
+    parsed = read_driver(version.strip())  # the reading --driver and STACKRESOLVE_DRIVER use
+    if parsed is None:
+        raise InputError(f"show driver {quoted(version)}: not an NVIDIA driver version; use e.g. 470.82.01, 535.98 "
+                         f"or a branch such as 580")
+    given, branch = str(parsed), parsed.branch
+    state, record = branch_lifecycle(kb.driver_branches, branch, kb.date)
+    own = record if record is not None and record.number == branch else None
+    cuda = []
+    for t in sorted(kb.toolkits, key=lambda t: Version(t.version)):
+        if t.driver_linux and driver_meets(given, t.driver_linux):
+            cuda.append({"version": t.version, "how": "own-minimum", "minimum": t.driver_linux, "source": t.source})
+        elif t.compat_driver_linux and driver_meets(given, t.compat_driver_linux):
+            cuda.append({"version": t.version, "how": "minor-version-compatibility", "minimum": t.compat_driver_linux,
+                         "source": t.source})
+    return {
+        "version": given,
+        "branch": str(branch),
+        "lifecycle": {
+            "state": state,
+            "designation": own.designation if own else None,
+            "end_of_life": (own.end_of_life or None) if own else None,
+            "native_cuda_major": own.native_cuda_major if own else None,
+            "newest_listed": record.branch if record is not None and own is None else None,
+            "source": record.source if record is not None else None,
+            "note": own.note if own else "",
+        },
+        "cuda": cuda,
+        "architectures": [{"architecture": a.architecture, "compute_capabilities": list(a.cc),
+                           "supported": not a.last_branch or int(a.last_branch) >= branch,
+                           "last_branch": a.last_branch or None, "source": a.source} for a in kb.arch_support],
+        "fetched": kb.fetched("drivers"),
+    }
+
+
+_STATE_WORDS = {"supported": "supported", "end-of-life": "past its end of life",
+                "newer": "not listed: newer than every listed branch, planned by its number",
+                "unlisted-older": "not listed: NVIDIA's table holds only its Long Term Support and Production "
+                                  "branches; an older branch it does not print is end of life or a New Feature Branch"}
+
+
+def show_driver_text(kb: KnowledgeBase, version: str) -> str:
+    d = show_driver_data(kb, version)
+    life = d["lifecycle"]
+    kind = f"{life['designation']}, end of life {life['end_of_life'] or 'none given'}, " \
+           f"CUDA {life['native_cuda_major']} natively" if life["designation"] else \
+        f"newest listed R{life['newest_listed']}" if life["newest_listed"] else ""
+    out = [f"NVIDIA driver {d['version']} (branch R{d['branch']}): {_STATE_WORDS[life['state']]}"
+           + (f" ({kind})" if kind else ""), f"  source: {life['source'] or 'none'}"]
+    out.append("  CUDA it runs (Linux numbering): " + (", ".join(
+        f"{c['version']}" + ("" if c["how"] == "own-minimum" else " (minor-version compatibility)")
+        for c in d["cuda"]) or "none recorded"))
+    out.append("  GPU architectures: " + ", ".join(
+        f"{a['architecture']}{'' if a['supported'] else ' (no: last R' + str(a['last_branch']) + ')'}"
+        for a in d["architectures"]))
+    out.append(f"  data read: {d['fetched']}")
+    return "\n".join(out) + "\n"
+
+
+def show_gpu_data(kb: KnowledgeBase, query: str) -> dict:
+    from stackresolve.knowledge.rules import unlisted_cc_rule
+    from stackresolve.model.numbers import read_compute_capability
+
+    cc = read_compute_capability(query)
+    model = None
+    if cc is None:
+        model = kb.find_gpu(query)
+        if model is None:
+            similar = kb.similar_gpu_names(query)
+            hint = f"; did you mean {' or '.join(repr(s) for s in similar)}?" if similar else \
+                "; give a compute capability such as 8.6 (stackresolve gpus lists known models)"
+            what = "not a compute capability (major.minor, one-digit minor) and no known GPU model" \
+                if query.strip().replace(".", "").isdigit() else "unknown GPU model"
+            raise InputError(f"show gpu {quoted(query)}: {what}{hint}")
+        cc = model.cc
+    capability = ComputeCapability.parse(cc)
+    listed = kb.is_listed_cc(cc)
+    support = kb.arch_support_for(cc)
+    first = min((t for t in kb.toolkits if t.max_cc >= capability), key=lambda t: Version(t.version), default=None)
+    last = max((t for t in kb.toolkits if t.min_cc <= capability), key=lambda t: Version(t.version), default=None)
+    return {
+        "query": query,
+        "compute_capability": cc,
+        "listed": listed,
+        "rule": None if listed else unlisted_cc_rule(capability, [ComputeCapability.parse(c) for c in kb.known_ccs()]),
+        "model": None if model is None else {"name": model.name, "architecture": model.architecture,
+                                              "segment": model.segment, "aliases": list(model.aliases),
+                                              "source": model.source, "note": model.note},
+        "models": [g.name for g in kb.gpus if g.cc == cc],
+        "architecture": support.architecture if support else (model.architecture if model else None),
+        "driver": None if support is None else {"last_branch": support.last_branch or None,
+                                                "last_version": support.last_version or None,
+                                                "source": support.source},
+        "cuda": {"first": first.version if first else None, "last": last.version if last else None,
+                 "source": (first or last).source if (first or last) else None},
+        "fetched": kb.fetched("gpus"),
+    }
+
+
+def show_gpu_text(kb: KnowledgeBase, query: str) -> str:
+    d = show_gpu_data(kb, query)
+    m = d["model"]
+    head = f"{m['name']}: compute capability {d['compute_capability']}" if m else \
+        f"compute capability {d['compute_capability']}"
+    out = [head + (f" ({d['architecture']})" if d["architecture"] else "")]
+    if m:
+        out.append(f"  source: {m['source']}")
+    if d["listed"]:
+        out.append(f"  models: {', '.join(d['models']) or 'none by name (the architecture table lists it)'}")
+    else:
+        out.append(f"  not in the GPU tables: planned by rule, {d['rule']}")
+    drv = d["driver"]
+    if drv:
+        branches = f"up to R{drv['last_branch']} ({drv['last_version']})" if drv["last_branch"] else "current branches"
+        out.append(f"  driver: {branches}; source: {drv['source']}")
+    cuda = d["cuda"]
+    out.append(f"  CUDA: first toolkit whose architectures reach it {cuda['first'] or 'none known'}, last that builds "
+               f"for it {cuda['last'] or 'none known'}")
+    out.append(f"  data read: {d['fetched']}")
     return "\n".join(out) + "\n"

@@ -16,9 +16,15 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from stackresolve.model.enums import Arch, Framework, Os, Vendor
-from stackresolve.model.numbers import NUMBER, has_oversized_number, quoted
+from stackresolve.model.numbers import (
+    NUMBER,
+    has_oversized_number,
+    is_driver_version,
+    quoted,
+    read_compute_capability,
+)
 from stackresolve.model.record import record
-from stackresolve.model.values import ComputeCapability, DriverVersion
+from stackresolve.model.values import DriverVersion
 from stackresolve.request import (
     PYTHON_RELEASES,
     GpuTarget,
@@ -83,28 +89,25 @@ def parse_python(text: str) -> str:
     return version
 
 
-def parse_driver(text: str) -> str:
-    """A driver version, or a bare branch ("580", as plans print a branch floor), which compares as the branch's
-    first release: a floor inside the branch (580.65.06) then asks for the full version."""
+def parse_driver(text: str, flag: str = "--driver") -> str:
+    """A driver version, or a bare branch ("580", as plans print a branch floor and --help offers), which stands
+    for the branch's releases (knowledge.rules.driver_meets). The one reading of a driver the user gives, as a
+    flag or as STACKRESOLVE_DRIVER (model.numbers.is_driver_version, which detection's override uses too)."""
     value = text.strip()
-    if not re.fullmatch(r"[0-9]{2,4}\.[0-9]{1,3}(\.[0-9]{1,3})?|[0-9]{3}", value):
-        raise InputError(f"--driver {quoted(text)}: not an NVIDIA driver version; use e.g. 470.82.01, 535.98 or a branch "
-                         f"such as 580")
+    if not is_driver_version(value):
+        raise InputError(f"{flag} {quoted(text)}: not an NVIDIA driver version; use e.g. 470.82.01, 535.98 or a "
+                         f"branch such as 580")
     return value
 
 
-def parse_cc(text: str, known: list[str]) -> str:
-    value = text.strip().removeprefix("sm_")
-    if re.fullmatch(r"[0-9]{2,3}", value):  # "86" / "120" as in sm_86, sm_120
-        value = f"{value[:-1]}.{value[-1]}"
-    if not re.fullmatch(r"[0-9]{1,2}\.[0-9]", value):
-        raise InputError(f"--gpu-cc {quoted(text)}: not a compute capability; use major.minor, e.g. 8.6")
-    if value not in known:
-        wanted = ComputeCapability.parse(value)
-        lower = [c for c in known if ComputeCapability.parse(c) < wanted]
-        higher = [c for c in known if ComputeCapability.parse(c) > wanted]
-        near = ", ".join(x for x in (lower[-1:] + higher[:1]))
-        raise InputError(f"--gpu-cc {value}: no NVIDIA GPU has this compute capability; nearest known: {near}")
+def parse_cc(text: str, known: list[str], flag: str = "--gpu-cc") -> str:
+    """A compute capability (model.numbers.read_compute_capability: '8.6', 'sm_86', '86'). One no GPU in the table
+    has is still planned, by the compatibility rules (knowledge.rules.unlisted_gpu_rule, issue 31): only a
+    malformed value is bad input. `known` is kept for callers that name the nearest listed ones."""
+    value = read_compute_capability(text)
+    if value is None:
+        raise InputError(f"{flag} {quoted(text)}: not a compute capability; use major.minor, e.g. 8.6 (a one-digit "
+                         f"minor; sm_86 also works)")
     return value
 
 
@@ -245,7 +248,7 @@ def parse_flags(kb: "KnowledgeBase", flags: Flags) -> RequestInput:
     vendor = parse_vendor(flags.vendor)
     if vendor is Vendor.NVIDIA and (framework is not Framework.TENSORFLOW
                                     or not spec.contains(Version("1.15.5"), prereleases=True)):
-        raise InputError(f"--vendor nvidia: NVIDIA's maintained builds are TensorFlow 1.15 only, not "
+        raise InputError(f"--vendor nvidia: NVIDIA's builds (no longer maintained) are TensorFlow 1.15 only, not "
                          f"{framework.display} '{version_text}'; use --tf 1.15")
     gpus: tuple[GpuTarget, ...] = ()
     if apple:

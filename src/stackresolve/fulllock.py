@@ -6,8 +6,10 @@ architecture, our constraints applied. A real resolver does it (uv's `pip compil
     lock.text          # the file to commit
     lock.cuda_wheels   # {"nvidia-cuda-runtime-cu12": "12.9.79", "nvidia-cudnn-cu12": "9.28.0.1", ...}
 
-The index is pip's (--index-url, PIP_INDEX_URL, pip's configuration, or pip's default), so the lock says what
-`pip install` would get there.
+The index is the one asked for (--index-url), else the user's uv setting (UV_DEFAULT_INDEX, UV_INDEX_URL), else
+pip's (PIP_INDEX_URL, pip's configuration, or pip's default), so the lock says what `pip install` would get there.
+uv runs with the user's own settings but for the few that would change the pins unseen (UV_OVERRIDDEN); a re-lock
+hands uv the previous lock so that its pins are kept where they still fit.
 """
 
 from __future__ import annotations
@@ -53,6 +55,23 @@ class FullLock:
     python: str
     platform: str
     cuda_wheels: dict[str, str] = field(default_factory=dict)  # the NVIDIA wheels the lock really pins
+    overridden: tuple[str, ...] = ()  # the user's uv settings (environment variables) the lock had to set aside
+    kept_pins: bool = False  # the previous lock's pins were offered to uv as preferences
+
+
+# The user's uv settings stay (a cache folder, a proxy, certificates, extra indexes, UV_EXCLUDE_NEWER...): uv runs with
+# the user's environment and configuration. What the lock fixes is on the command line, which uv ranks above its
+# environment variables (the Python version, the platform, hashes, the format, the index). These variables would
+# still change what the lock pins without being on that line, so they are set aside, and the plan says so: a lock
+# is the newest consistent set of releases, under the plan's own constraints only.
+UV_OVERRIDDEN = {
+    "UV_RESOLUTION": "the lock takes the newest versions, not the lowest",
+    "UV_PRERELEASE": "the lock takes releases, not pre-releases",
+    "UV_CONSTRAINT": "the lock's constraints are the plan's",
+    "UV_OVERRIDE": "the lock's constraints are the plan's",
+    "UV_BUILD_CONSTRAINT": "the lock's constraints are the plan's",
+    "UV_NO_DEPS": "the lock holds the whole transitive set",
+}
 
 
 def uv_binary(env=os.environ) -> str:
@@ -85,8 +104,10 @@ def uv_platform(os_name: Os, arch: Arch) -> str:
 
 
 def compile_lock(pip: PipPlan, fmt: str = "requirements.txt", *, index: str | None = None, runner=None,
-                 timeout: float = TIMEOUT) -> FullLock:
-    """Resolve the plan's requirements with uv for its Python and platform, with hashes."""
+                 timeout: float = TIMEOUT, previous: str | None = None, upgrade: bool = False, env=None) -> FullLock:
+    """Resolve the plan's requirements with uv for its Python and platform, with hashes. `previous`: the lock this
+    one replaces (its text), handed to uv as its output file so that pins that still fit are kept (uv's own
+    re-lock), unless `upgrade`. `env`: the environment (default os.environ), kept but for UV_OVERRIDDEN."""
     from stackresolve.index import index_url
 
     if not pip.requirements:
@@ -102,12 +123,20 @@ def compile_lock(pip: PipPlan, fmt: str = "requirements.txt", *, index: str | No
         requirements = Path(scratch) / "requirements.in"
         requirements.write_text("\n".join(requirement_lines(pip)) + "\n", encoding="utf-8")
         out = Path(scratch) / ("pylock.toml" if fmt == "pylock.toml" else "requirements.txt")
+        if previous is not None and not upgrade:
+            out.write_text(previous, encoding="utf-8")  # uv prefers the pins of an existing output file
+        environ = os.environ if env is None else env
         # uv's `# via -r FILE` names the input as given: relative to the scratch folder it runs in, so the lock
         # does not carry a random temporary path (two locks of the same set are the same bytes).
-        argv = [uv_binary(), "pip", "compile", requirements.name, "--python-version", pip.python,
+        default_index = index or (environ.get("UV_DEFAULT_INDEX") or environ.get("UV_INDEX_URL") or "").strip() \
+            or None  # the user's uv index setting, as uv itself would read it, else pip's
+        argv = [uv_binary(environ), "pip", "compile", requirements.name, "--python-version", pip.python,
                 "--python-platform", platform, "--generate-hashes", "--format", fmt,
-                *index_options(pip, index_url(index)), "--no-header", "--quiet", "-o", str(out)]
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("UV_", "PIP_", "MACOSX_"))}
+                *index_options(pip, index_url(default_index)), *(["--upgrade"] if upgrade else []), "--no-header",
+                "--quiet", "-o", str(out)]
+        overridden = tuple(sorted(k for k in environ if k in UV_OVERRIDDEN and environ[k].strip()))
+        # The platform is the plan's, macOS version included: the user's MACOSX_DEPLOYMENT_TARGET is for their builds.
+        env = {k: v for k, v in environ.items() if k not in UV_OVERRIDDEN and k != "MACOSX_DEPLOYMENT_TARGET"}
         macos = macos_target(pip)
         if macos:
             # uv resolves a macOS platform for macOS 13.0 unless told otherwise (`uv pip compile --help`,
@@ -125,7 +154,8 @@ def compile_lock(pip: PipPlan, fmt: str = "requirements.txt", *, index: str | No
             raise LockFailed(f"uv could not lock {pip.requirements[0]} for Python {pip.python} on {platform}: "
                              f"{detail or 'no message'}")
         text = out.read_text(encoding="utf-8")
-    return FullLock(text, fmt, pip.python, platform, cuda_wheels(text))
+    return FullLock(text, fmt, pip.python, platform, cuda_wheels(text), overridden,
+                    kept_pins=previous is not None and not upgrade)
 
 
 def macos_target(pip: PipPlan) -> str:

@@ -70,6 +70,7 @@ __all__ = [
     "extra_requirements",
     "file_version",
     "index_url",
+    "insecure_url",
     "make_session",
     "pip_config_files",
     "pip_config_index_url",
@@ -116,6 +117,7 @@ class IndexFile:
     core_metadata_hashes: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
     hashes: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
     size: int | None = None
+    upload_time: str | None = None  # PEP 700 (simple API 1.1) "upload-time", ISO 8601, when the index gives it
 
     @property
     def is_wheel(self) -> bool:
@@ -138,6 +140,7 @@ class IndexFile:
             core_metadata_hashes=dict(meta) if isinstance(meta, Mapping) else {},
             hashes=dict(entry.get("hashes") or {}),
             size=size if isinstance(size, int) else None,
+            upload_time=entry.get("upload-time") if isinstance(entry.get("upload-time"), str) else None,
         )
 
 
@@ -236,6 +239,31 @@ def pip_config_index_url(files: Iterable[str | os.PathLike[str]]) -> str | None:
                 if key.lower().replace("_", "-") == "index-url" and value.strip():
                     found[section] = value.strip()
     return found.get("install") or found.get("global")
+
+
+def insecure_url(url: str) -> bool:
+    """Whether fetching `url` could be changed on the way: anything but https, a local file, or plain http to this
+    machine itself (pip's own secure origins: localhost, 127.0.0.0/8, ::1; pip refuses other plain-http hosts
+    unless told --trusted-host)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+    except ValueError:
+        return True
+    scheme = parts.scheme.lower()
+    if scheme in ("https", "file"):
+        return False
+    if scheme != "http":
+        return True
+    if host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True
 
 
 def index_url(

@@ -3,11 +3,15 @@ when the user names `-`), never more than a limit, decoded with replacement.
 
 A FIFO, a device or a directory is refused rather than read (reading a FIFO with no writer blocks forever; a
 device like /dev/zero never ends); a file larger than the limit is refused, or for a log its last part is read
-and the caller is told so."""
+and the caller is told so.
+
+`parse_structured` is the one way such a text becomes data when it is JSON, TOML or YAML: bounded in size and
+depth, every failure one line."""
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 
@@ -193,3 +197,116 @@ def _kind(mode: int) -> str:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "not a regular file"
+
+
+# -- structured documents (JSON, TOML, YAML) -----------------------------------------------------------------
+# One rule for every document a user hands us (a lock, a pylock, a fleet inventory, a node list): at most
+# MAX_DOCUMENT characters, containers nested at most MAX_DEPTH deep, at most MAX_EXPANSION values per character
+# (only YAML's aliases can exceed one: a 400-byte "billion laughs" walks as 5 million values), and any parse failure
+# is one line. The bounds are far above what the tool writes (a lock nests 5 deep, a kubectl node list
+# about 12) and far below what would exhaust the interpreter: the parsers recurse (RecursionError near 1,000
+# levels), and tomllib spends quadratic time on one long dotted key (8,000 parts: 1.1 s; 50,000: a minute).
+MAX_DEPTH = 64
+MAX_EXPANSION = 10
+MAX_DOCUMENT = 64 * MIB
+STRUCTURED_KINDS = ("JSON", "TOML", "YAML")
+# MAX_DEPTH key parts joined by dots (bare or quoted), anywhere: a dotted key nests that deep. A string value with
+# that many dotted words is refused too; no document of ours holds one.
+_TOML_DOTTED_RUN = re.compile(r"""(?:(?:[A-Za-z0-9_-]+|"[^"\n]{0,200}"|'[^'\n]{0,200}')[ \t]*\.[ \t]*){%d}"""
+                              % MAX_DEPTH)
+
+
+class StructuredInputError(ValueError):
+    """A document that cannot be read: the message is one line naming the document. `syntax`: it does not parse
+    (rather than being too large or too deep), so the caller may try another kind."""
+
+    def __init__(self, message: str, syntax: bool = False):
+        super().__init__(message)
+        self.syntax = syntax
+
+
+def parse_structured(text: str, name: str, kind: str):
+    """The value of a JSON, TOML or YAML document `text` (called `name` in messages). Raises
+    StructuredInputError, one line, for a document that does not parse, is larger than MAX_DOCUMENT, nests deeper
+    than MAX_DEPTH or expands to more than MAX_EXPANSION values per character; nothing else escapes (RecursionError,
+    a too-long integer, a YAML tag are all one line)."""
+    if kind not in STRUCTURED_KINDS:
+        raise ValueError(f"unknown document kind {kind!r}")
+    if len(text) > MAX_DOCUMENT:
+        raise StructuredInputError(f"{name}: larger than the {MAX_DOCUMENT // MIB} MiB accepted for a {kind} "
+                                   f"document")
+    if kind == "TOML" and _deep_dotted_key(text):
+        raise StructuredInputError(f"{name}: TOML nested too deeply (a dotted key of more than {MAX_DEPTH} "
+                                   f"parts)")
+    try:
+        value = _PARSERS[kind](text)
+    except RecursionError:
+        raise StructuredInputError(f"{name}: {kind} nested too deeply (more than {MAX_DEPTH} levels)") from None
+    except StructuredInputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - every parser's own error (and ValueError for a 5,000-digit number)
+        raise StructuredInputError(f"{name}: not valid {kind} ({_one_line(exc)})", syntax=True) from None
+    _check_shape(value, name, kind, MAX_EXPANSION * len(text) + 1000)
+    return value
+
+
+def _deep_dotted_key(text: str) -> bool:
+    """A TOML key of more than MAX_DEPTH dotted parts. A key never spans lines, so only the lines with that many
+    dots are searched (a 7 MB pylock: 0.1 s instead of 2.7 s for the whole text)."""
+    if text.count(".") < MAX_DEPTH:
+        return False
+    return any(line.count(".") >= MAX_DEPTH and _TOML_DOTTED_RUN.search(line) for line in text.splitlines())
+
+
+def _one_line(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    cleaned = "".join(c if c.isprintable() else "?" for c in text)
+    return cleaned if len(cleaned) <= 160 else cleaned[:157] + "..."
+
+
+def _parse_json(text: str):
+    import json
+
+    return json.loads(text)
+
+
+def _parse_toml(text: str):
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+
+    return tomllib.loads(text)
+
+
+def _parse_yaml(text: str):
+    import yaml
+
+    # The pure-Python safe loader: plain data only, and its recursion ends in RecursionError (libyaml's compiled
+    # composer has no such guard).
+    return yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506
+
+
+_PARSERS = {"JSON": _parse_json, "TOML": _parse_toml, "YAML": _parse_yaml}
+
+
+def _check_shape(value, name: str, kind: str, max_nodes: int) -> None:
+    """Depth and size of a parsed document, walked without recursion (each YAML alias walked again, as a reader
+    would)."""
+    stack = [(value, 1)]
+    nodes = 0
+    while stack:
+        item, depth = stack.pop()
+        nodes += 1
+        if nodes > max_nodes:
+            raise StructuredInputError(f"{name}: {kind} expands to more than {MAX_EXPANSION} values per character "
+                                       f"(aliases of aliases?)")
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            raise StructuredInputError(f"{name}: {kind} nested too deeply (more than {MAX_DEPTH} levels)")
+        stack.extend((child, depth + 1) for child in children)

@@ -9,7 +9,6 @@ JSON rather than TOML: the standard library writes it, and every bootstrap langu
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 
@@ -137,12 +136,12 @@ _KIND_NAMES = {str: "a string", dict: "an object", list: "a list", bool: "true o
 def parse_lock(text: str, name: str) -> LockedStack:
     """A lock file's text -> LockedStack; InputError (one line, naming the field and the file) when it is not a
     stackresolve lock or is damaged."""
+    from stackresolve.inputs import StructuredInputError, parse_structured
+
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{name}: not a stackresolve lock file (invalid JSON at line {exc.lineno})") from None
-    except RecursionError:
-        raise InputError(f"{name}: not a stackresolve lock file (JSON nested too deep)") from None
+        doc = parse_structured(text, name, "JSON")
+    except StructuredInputError as exc:
+        raise InputError(f"not a stackresolve lock file: {exc}") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise InputError(f"{name}: not a stackresolve lock file (expected schema {SCHEMA!r}); make one with "
                          f"`stackresolve plan --format lock -o stackresolve.lock`")

@@ -293,7 +293,7 @@ def _resolve_cell(kb: KnowledgeBase, cell_request: Request, line: str, os_name: 
     if stack is None:
         errors = [f.message for f in resolution.findings if f.severity is Severity.ERROR]
         return Cell(line, os_name, "impossible", None, None, None, None, None, None,
-                    errors[-1] if errors else "no consistent stack", framework=cell_request.framework.value)
+                    errors[0] if errors else "no consistent stack", framework=cell_request.framework.value)
     warnings = [f.code for f in resolution.findings if f.severity is Severity.WARNING]
     fw = stack.framework
     return Cell(

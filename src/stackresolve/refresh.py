@@ -3,8 +3,10 @@ have a wheel per platform, yanked and stub releases, the `and-cuda` extra's pins
 from the index's PEP 691 file lists and written as tensorflow_wheels.toml.
 
 The same code serves the maintainer script (scripts/update_tf_wheels.py regenerates the shipped
-constraints/tensorflow_wheels.toml) and `stackresolve refresh` (writes the user's copy into the cache folder,
-which the knowledge loader then prefers over the shipped one when it is newer). Schema: constraints/README.md.
+constraints/tensorflow_wheels.toml) and `stackresolve refresh` (its tensorflow_wheels reader in
+stackresolve.refreshers.index builds the records with build_records and writes the user's copy into the cache
+folder, which the knowledge loader then prefers over the shipped one when it is not older). Schema:
+constraints/README.md.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def error_line(result) -> str:
     (["--tf", "1.15", "--driver", "four-seventy"], "not an NVIDIA driver version"),
     (["--tf", "1.15", "--driver", "12"], "not an NVIDIA driver version"),  # a CUDA version, not a driver
     (["--tf", "1.15", "--gpu", "GTX 1080 Tie"], "did you mean 'GeForce GTX 1080 Ti'"),
-    (["--tf", "1.15", "--gpu-cc", "6.5"], "no NVIDIA GPU has this compute capability"),
+    (["--tf", "1.15", "--gpu-cc", "8.12"], "not a compute capability"),  # well-formed but unlisted is planned
     (["--tf", "1.15", "--os", "beos"], "unknown operating system"),
     (["--tf", "1.15", "--format", "yml"], "--format 'yml': use one of"),
     (["--tf", "1.15", "--python", "snake"], "not a Python version"),
@@ -44,14 +44,20 @@ def test_bad_input_is_one_line_and_exit_2(run, args, expected):
 
 def test_a_driver_branch_as_plans_print_it_is_accepted(run):
     # Plans print a CUDA 13 floor as the branch "580" (CUDA release notes Table 2: ">= 580"); the user who types
-    # that back is understood, and the branch's first release is what is compared.
+    # that back is understood. A branch stands for its releases (issue 32): R410 is planned for CUDA 10.0, whose
+    # minimum 410.48 (Table 3) is inside it, naming that release; a branch below the minimum is not.
     result = run("plan", "--no-detect", "--torch", "latest", "--os", "linux", "--gpu-cc", "9.0", "--driver", "580",
                  "--format", "json")
     assert result.exit_code == 0, result.output
     stack = json.loads(result.stdout)["stack"]
     assert stack["cuda"]["version"].startswith("13.")
-    too_old = run("plan", "--no-detect", "--tf", "1.15", "--os", "linux", "--gpu-cc", "6.1", "--driver", "410")
-    assert too_old.exit_code == 1  # CUDA 10.0 needs 410.48 (Table 3): the branch's first release is older
+    branch = run("plan", "--no-detect", "--tf", "1.15", "--os", "linux", "--gpu-cc", "6.1", "--driver", "410",
+                 "--format", "json")
+    assert branch.exit_code == 0, branch.output
+    found = {f["code"]: f for f in json.loads(branch.stdout)["findings"]}
+    assert "410.48" in found["driver-branch-release"]["message"]
+    too_old = run("plan", "--no-detect", "--tf", "1.15", "--os", "linux", "--gpu-cc", "6.1", "--driver", "396")
+    assert too_old.exit_code == 1  # CUDA 10.0 needs 410.48 (Table 3): nothing in R396 reaches it
 
 
 def test_unknown_tf_suggests_the_closest_line(run):

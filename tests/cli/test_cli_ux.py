@@ -37,7 +37,9 @@ def test_format_values_complete():
     assert completions(["detect", "--format"], "") == ["text", "json"]
     assert completions(["plan", "--os"], "w") == ["windows", "wsl2"]
     assert completions(["show"], "t") == ["tf", "torch"]
-    assert completions(["schema"], "show") == ["show-tf", "show-torch", "show-jax"]
+    assert completions(["schema"], "show") == ["show-tf", "show-torch", "show-jax", "show-cuda", "show-cudnn",
+                                               "show-driver", "show-gpu"]
+    assert completions(["show"], "c") == ["cuda", "cudnn"]
     assert "schema" in completions([], "sc")
 
 
@@ -86,7 +88,7 @@ def test_a_bare_stackresolve_prints_the_help_and_exits_0():
      "--os 'beos': unknown operating system; use one of linux, windows, macos, wsl2"),
     (["matrix", "--os", "linx"],
      "--os 'linx': unknown operating system; use one of linux, windows, macos, wsl2 (did you mean linux?)"),
-    (["show", "tensorflow", "1.15"], "component 'tensorflow': use one of tf, torch, jax"),
+    (["show", "tensorflow", "1.15"], "component 'tensorflow': use one of tf, torch, jax, cuda, cudnn, driver, gpu"),
     (["plan", "--no-detect", "--tf", "1.15", "--format", "pip", "--json"], "--json and --format pip: give one of them"),
     (["detect", "--json", "--format", "text"], "--json and --format text: give one of them"),
 ])

@@ -287,11 +287,28 @@ def test_gpu_cc_override_replaces_detected_value(tmp_path):
 
 
 def test_bad_overrides(tmp_path):
-    env = {"PATH": "/usr/bin", "STACKRESOLVE_DRIVER": "latest", "STACKRESOLVE_GPU_CC": "sm_86",
+    env = {"PATH": "/usr/bin", "STACKRESOLVE_DRIVER": "latest", "STACKRESOLVE_GPU_CC": "banana",
            "CONDA_OVERRIDE_CUDA": "twelve"}
     m = detect(tmp_path, {}, FakeRunner(), env=env)
     assert codes(m).count("bad-override") == 3
     assert m.driver is None and m.gpus == ()
+
+
+@pytest.mark.parametrize("name, value", [("STACKRESOLVE_GPU_CC", "8.12"), ("STACKRESOLVE_GPU_CC", "8.6,8.12"),
+                                         ("STACKRESOLVE_DRIVER", "1.2"), ("STACKRESOLVE_DRIVER", "12")])
+def test_overrides_refuse_what_the_flags_refuse(tmp_path, name, value):
+    # Issue 32: one reading per fact. --gpu-cc 8.12 and --driver 1.2 are bad input, so the variables are too.
+    m = detect(tmp_path, {}, FakeRunner(), env={"PATH": "/usr/bin", name: value})
+    assert codes(m).count("bad-override") == 1
+    assert m.driver is None and m.gpus == ()
+
+
+def test_overrides_accept_what_the_flags_accept(tmp_path):
+    # sm_86 and a bare branch read as --gpu-cc sm_86 and --driver 580 do
+    env = {"PATH": "/usr/bin", "STACKRESOLVE_GPU_CC": "sm_86", "STACKRESOLVE_DRIVER": "580"}
+    m = detect(tmp_path, {}, FakeRunner(), env=env)
+    assert "bad-override" not in codes(m)
+    assert [g.compute_capability for g in m.gpus] == ["8.6"] and m.driver.version == "580"
 
 
 def test_conda_override_cuda_major_only(tmp_path):
@@ -358,3 +375,13 @@ def test_gpu_only_skips_python_toolkit_and_cudnn_probes(tmp_path):
     assert m.driver.version == "550.144.03"
     assert m.cuda_toolkits == () and m.cudnn == () and m.python is None
     assert "python" not in runner.names() and "nvcc" not in runner.names()
+
+
+def test_unknown_gpu_keeps_the_probes_compute_capability(tmp_path):
+    # Issue 31: a GPU no table names (a next-generation board) keeps what nvidia-smi reports; planning decides it
+    # by rule (tests/resolve/test_tables_end_by_rule.py). The row is built in nvidia-smi's CSV shape.
+    runner = FakeRunner().on(is_("smi-csv-cc"), (0, smi_csv("0, 00000000:01:00.0, NVIDIA Next-Gen Board, 10.7, "
+                                                            "615.71.09, 196608"), ""))
+    m = detect(tmp_path, SMI, runner, gpu_only=True)
+    assert [(g.name, g.compute_capability) for g in m.gpus] == [("NVIDIA Next-Gen Board", "10.7")]
+    assert "compute-capability-unknown" not in codes(m)

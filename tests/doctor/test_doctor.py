@@ -279,7 +279,7 @@ def test_doctor_on_this_host_describes_this_interpreter(kb):
         assert report.target is None and "tensorflow-not-installed" not in [f.code for f in report.findings]
     elif installed is None:  # then doctor checks against the newest stack for this machine, and says why
         assert report.target.origin == "newest for this machine"
-        assert "tensorflow-not-installed" in [f.code for f in report.findings] and report.exit_code == 1
+        assert "tensorflow-not-installed" in [f.code for f in report.findings] and report.exit_code == 0
     else:
         assert (report.target.origin, report.target.tf_version) == ("installed", installed)
 
@@ -367,10 +367,12 @@ def test_and_cuda_wheels_of_another_release(tmp_path, kb):
 
 
 def test_no_gpu_machine_runs_tensorflow_on_the_cpu(tmp_path, kb):
+    # `tensorflow` without its and-cuda wheels, no GPU: a CPU install, checked as one (issue 32, item 3)
     root, machine = tf215_machine(tmp_path, proc=None, gpu_cc=None, nvidia={})
     report = diagnose(machine, kb, probe_libraries=FakeLoader(root))
-    f = finding(report, "no-nvidia-gpu")
-    assert f.severity == "warning" and "CPU" in f.message
+    f = finding(report, "and-cuda-not-installed")
+    assert f.severity == "info" and "runs on the CPU" in f.message
+    assert report.target.cuda is None and "no-nvidia-gpu" not in codes(report)
     assert report.healthy and report.exit_code == 0 and report.libraries == ()
 
 
@@ -518,3 +520,44 @@ def test_an_empty_environment_names_every_framework_doctor_knows(tmp_path, kb):
     f = finding(report, "tensorflow-not-installed")
     assert "nor PyTorch or JAX" in f.message
     assert "--torch VERSION" in f.fix and "--jax VERSION" in f.fix
+
+
+def test_an_empty_environment_is_not_an_error_it_says_what_is_missing_and_the_plan(tmp_path, kb):
+    # Issue 32, item 3: nothing installed is nothing broken. A GPU machine (compute capability 8.6, driver
+    # 565.57.01) with no framework: what the newest TensorFlow needs and lacks is information; exit 0 (DESIGN.md:
+    # 1 is for problems found).
+    root = tmp_path / "root"
+    make_tree(root, {"/proc/driver/nvidia/version": PROC_565})
+    python = fake_python(tmp_path, root, LINUX_SITE, "3.11.7", {"numpy": "1.26.4"})
+    report = diagnose(detect(root, {"PATH": "/usr/bin", "STACKRESOLVE_GPU_CC": "8.6"}, python), kb,
+                      probe_libraries=FakeLoader(root))
+    assert report.exit_code == 0 and codes(report, "error") == []
+    assert finding(report, "tensorflow-not-installed").severity == "info"
+    # what is missing: the CUDA runtime and cuDNN the plan brings, said as such
+    missing = finding(report, "cudnn-missing")
+    assert missing.severity == "info" and missing.message.startswith("not installed yet: ")
+    text = report.render_text()
+    assert "nothing installed yet: the plan below installs tensorflow[and-cuda] " in text
+    assert "full fix plan: stackresolve plan --tf " in text and "problems found" not in text
+
+
+def test_a_cpu_only_tensorflow_2_15_venv_is_described_as_installed(tmp_path, kb):
+    # Issue 32, item 3: `pip install tensorflow==2.15.1` without the [and-cuda] extra installs no NVIDIA wheel
+    # (the extra's Requires-Dist lists them: tensorflow 2.15.1 METADATA); on a machine without an NVIDIA GPU that
+    # venv is a CPU install: no CUDA is needed and none is missing.
+    root, machine = tf215_machine(tmp_path, proc=None, gpu_cc=None, nvidia={})
+    report = diagnose(machine, kb, probe_libraries=FakeLoader(root))
+    t = report.target
+    assert (t.pip_package, t.tf_version, t.origin, t.cuda) == ("tensorflow", "2.15.1", "installed", None)
+    assert report.exit_code == 0 and codes(report, "error") == []
+    assert "tensorflow[and-cuda]" not in report.render_text().splitlines()[0]
+    assert finding(report, "and-cuda-not-installed").severity == "info"
+
+
+def test_the_same_venv_on_a_gpu_machine_is_a_warning_with_the_gpu_fix(tmp_path, kb):
+    root, machine = tf215_machine(tmp_path, nvidia={})
+    report = diagnose(machine, kb, probe_libraries=FakeLoader(root))
+    f = finding(report, "and-cuda-not-installed")
+    assert f.severity == "warning" and "runs on the CPU" in f.message
+    assert f.fix == "for the GPU: pip install 'tensorflow[and-cuda]==2.15.1'"
+    assert report.exit_code == 0 and report.target.cuda is None

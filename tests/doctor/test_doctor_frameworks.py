@@ -343,7 +343,10 @@ def test_keras3_beside_tensorflow_216(tmp_path, kb):
 
 
 def test_tensorflow_and_torch_side_by_side(tmp_path, kb):
-    dists = {"tensorflow-2.15.1.dist-info": ("tensorflow", "2.15.1"), **TORCH_251[0]}
+    # torch 2.5.1 from the default index brings NVIDIA's CUDA 12 wheels (its METADATA: nvidia-cuda-runtime-cu12
+    # ==12.4.127, ...), which TensorFlow 2.15.1 then finds: it is checked as a GPU install
+    dists = {"tensorflow-2.15.1.dist-info": ("tensorflow", "2.15.1"), **TORCH_251[0],
+             "nvidia_cuda_runtime_cu12-12.4.127.dist-info": ("nvidia-cuda-runtime-cu12", "12.4.127")}
     report = diagnose(machine(tmp_path, LINUX, *RTX3090_R470, dists, TORCH_251[1]), kb)
     assert report.target.tf_version == "2.15.1"  # the TensorFlow report is as it was
     assert report.plan_hint().startswith("stackresolve plan --tf 2.15.1 ")

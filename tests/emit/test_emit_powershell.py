@@ -385,3 +385,79 @@ def test_every_native_windows_line_gets_a_well_formed_script(kb):
         assert ps_literal(variable(text, "MinDriver")) == resolution.stack.driver.minimum
         checked += 1
     assert checked >= 3
+
+
+# -- issue 32: the usage line names the file -o wrote; the user PATH keeps its %VARIABLE% entries ----------------
+def cli(*args):
+    from click.testing import CliRunner
+
+    from stackresolve.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+TF_23 = ("plan", "--no-detect", "--tf", "2.3", "--os", "windows", "--gpu", "GTX 1080", "--format", "powershell")
+
+
+def usage(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith(("# Run from PowerShell", "# Written as"))]
+
+
+def test_the_usage_line_runs_the_file_o_wrote(tmp_path):
+    target = tmp_path / "install.ps1"
+    assert cli(*TF_23, "-o", target).exit_code == 0
+    assert usage(target.read_text()) == [
+        "# Run from PowerShell: powershell -ExecutionPolicy Bypass -File .\\install.ps1"]
+    # printed: the name the script suggests saving it under
+    printed = cli(*TF_23)
+    assert usage(printed.stdout) == [
+        "# Run from PowerShell: powershell -ExecutionPolicy Bypass -File .\\install-tf-2.3.4.ps1"]
+
+
+def test_a_name_powershell_will_not_run_is_named_with_the_rename(tmp_path):
+    # powershell.exe -File runs .ps1 files only (about_PowerShell_exe, -File; saltstack/salt#34201)
+    target = tmp_path / "plan for lab.txt"
+    assert cli(*TF_23, "-o", target).exit_code == 0
+    assert usage(target.read_text()) == [
+        "# Written as plan for lab.txt: rename it to install-tf-2.3.4.ps1 first (powershell -File runs only .ps1 "
+        "files)",
+        "# Run from PowerShell: powershell -ExecutionPolicy Bypass -File .\\install-tf-2.3.4.ps1"]
+    quoted = tmp_path / "it's mine.ps1"
+    assert cli(*TF_23, "-o", quoted).exit_code == 0
+    [line] = usage(quoted.read_text())
+    assert line.endswith("-File '.\\it''s mine.ps1'")  # one PowerShell literal: the name as it is
+    assert ps_structure_problems(quoted.read_text()) == []
+
+
+def test_each_fleet_script_names_its_own_file(tmp_path):
+    inventory = tmp_path / "fleet.toml"
+    # an RTX 4090 on the Windows driver 572.70 (tests/fixtures/detect/smi-banner-wsl2-570.124.06-driver-572.70.txt)
+    inventory.write_text('[[machine]]\nname = "win"\ngpu = "RTX 4090"\ndriver = "572.70"\nos = "windows"\n')
+    out = tmp_path / "out"
+    assert cli("plan", "--fleet", inventory, "--torch", "latest", "-o", out).exit_code == 0
+    assert usage((out / "stack-1.ps1").read_text()) == [
+        "# Run from PowerShell: powershell -ExecutionPolicy Bypass -File .\\stack-1.ps1"]
+
+
+def test_the_user_path_is_rewritten_with_its_variables_and_kind_kept(kb):
+    """HKCU\\Environment's Path is read unexpanded and written back as REG_EXPAND_SZ (or REG_SZ where it was):
+    RegistryKey.GetValue(name, default, RegistryValueOptions.DoNotExpandEnvironmentNames) and
+    SetValue(name, value, RegistryValueKind) (learn.microsoft.com/dotnet/api/microsoft.win32.registrykey.getvalue,
+    .../microsoft.win32.registryvalueoptions). [Environment]::GetEnvironmentVariable('Path', 'User') returns it
+    expanded and SetEnvironmentVariable writes a plain string, REG_SZ (dotnet/runtime
+    System.Private.CoreLib Environment.Win32.cs, SetEnvironmentVariableFromRegistry: registryKey.SetValue(variable,
+    value)): %USERPROFILE%\\bin would become a fixed path."""
+    _, text = script(kb, tf="2.3", os="windows", gpu="GTX 1080")
+    assert ps_structure_problems(text) == [] and unset_variables(text) == []
+    function = text[text.index("function Add-UserPath"):text.index("function Test-Administrator")]
+    assert "SetEnvironmentVariable('Path'" not in text and "GetEnvironmentVariable('Path'" not in text
+    assert "[Microsoft.Win32.Registry]::CurrentUser.CreateSubKey('Environment')" in function
+    assert ("$key.GetValue('Path', '', [Microsoft.Win32.RegistryValueOptions]::DoNotExpandEnvironmentNames)"
+            in function)
+    assert "$kind = [Microsoft.Win32.RegistryValueKind]::ExpandString" in function
+    assert "$key.GetValueKind('Path') -eq [Microsoft.Win32.RegistryValueKind]::String" in function
+    assert "$key.SetValue('Path', ((@($Directory) + $parts) -join ';'), $kind)" in function
+    # an entry written as a variable counts as the folder it names: no second copy
+    assert "[Environment]::ExpandEnvironmentVariables($_).TrimEnd('\\') -ieq $normalized" in function
+    # CUDA_PATH after the PATH: its WM_SETTINGCHANGE broadcast makes new terminals read both
+    assert text.index("Add-UserPath $CudnnBin\n") < text.index("SetEnvironmentVariable('CUDA_PATH', $cudaRoot, 'User')")

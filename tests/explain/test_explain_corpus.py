@@ -97,6 +97,10 @@ def misses(report: dict) -> list[str]:
     errors, _kb = _knowledge()
     explanation = explain_text(report_text(report), errors)
     problems = [m for m in explanation.matches if m.severity != "info"]
+    if report["category"] == "harmless":  # a log of harmless messages only: right when nothing is called a problem
+        if problems:
+            return [f"a problem recognised in harmless messages: {problems[0].category} ({problems[0].code})"]
+        return [] if explanation.matches else ["no message recognised (expected harmless)"]
     if not problems:
         return [f"no problem recognised (expected {report['category']})"]
     top = problems[0]
@@ -192,6 +196,24 @@ def test_the_reports_collected_for_issue_22_are_explained():
     assert right >= 7, wrong
 
 
+def test_the_reports_collected_for_issue_34_are_explained():
+    """23 certain reports of library errors seen through other programs; 8 were right before explain was changed
+    for them (first_result), 4 of the 10 held out."""
+    right, total, wrong = score("issue-34")
+    assert total >= 23
+    assert right >= 20, wrong
+    held = [r for r in reports() if r.get("batch") == "issue-34" and r["certain"] and r.get("held_out")]
+    assert len(held) >= 10 and sum(1 for r in held if not misses(r)) >= 8
+
+
+def test_the_unseen_reports_of_issue_34_are_explained():
+    """13 reports collected after the issue-34 changes and never tuned on: 2 of the 7 certain ones were right before
+    issue 34 (first_result), 6 after."""
+    right, total, wrong = score("issue-34-unseen")
+    assert total >= 7
+    assert right >= 6, wrong
+
+
 @pytest.mark.parametrize("report", [_expected_right(r) for r in reports() if not r["certain"]])
 def test_uncertain_report_is_still_recognised(report):
     """Out of the score, but the message itself must still be recognised."""
@@ -199,6 +221,9 @@ def test_uncertain_report_is_still_recognised(report):
 
     errors, _kb = _knowledge()
     explanation = explain_text(report_text(report), errors)
+    if report["category"] == "harmless":
+        assert explanation.matches and not explanation.has_problem
+        return
     assert explanation.has_problem
     assert explanation.problems[0].category == report["category"]
 
@@ -224,3 +249,5 @@ if __name__ == "__main__":  # pragma: no cover
           f"{len(reports()) - total} uncertain reports kept out of the score; "
           f"held out: {first_right} of {len(held_out)} right before any change made for them")
     print_batch("issue-22")
+    print_batch("issue-34")
+    print_batch("issue-34-unseen")

@@ -64,28 +64,65 @@ def run(*args, env):
                           env={**os.environ, **env})
 
 
-def test_refresh_writes_the_users_copy_atomically(fake_index, tmp_path):
+INDEX_KINDS = ["tensorflow_wheels", "torch", "torch_companions", "jax", "cudnn", "cuda"]
+VENDOR_KINDS = ["nvidia_cuda", "nvidia_cudnn", "nvidia_drivers", "torch_variants"]
+
+
+def test_refresh_writes_each_kind_atomically_and_says_which_were_not_read(fake_index, tmp_path):
     env = {"STACKRESOLVE_CACHE_DIR": str(tmp_path)}
-    done = run("refresh", "--index-url", fake_index, env=env)
+    done = run("refresh", "--index-url", fake_index, "--index-only", env=env)
     assert done.returncode == 0, done.stderr
     written = tmp_path / "data" / "tensorflow_wheels.toml"
     text = written.read_text()
     assert 'origin = "refreshed"' in text and 'package = "tensorflow-gpu"' in text
-    assert [p.name for p in written.parent.iterdir()] == ["tensorflow_wheels.toml"]
+    assert sorted(p.name for p in written.parent.iterdir()) == sorted(f"{k}.toml" for k in INDEX_KINDS)
+    lines = done.stderr.splitlines()
+    for kind in INDEX_KINDS:
+        assert any(line.startswith(f"stackresolve: refresh: {kind}: refreshed") for line in lines), kind
+    for kind in VENDOR_KINDS:  # not asked for: said so, never written, never labelled refreshed
+        assert any(line.startswith(f"stackresolve: refresh: {kind}: not reachable") for line in lines), kind
 
 
-def test_refresh_offline_is_one_line_and_keeps_the_data(tmp_path):
+def test_refresh_offline_says_so_per_kind_and_keeps_the_data(tmp_path):
     env = {"STACKRESOLVE_CACHE_DIR": str(tmp_path)}
-    done = run("refresh", "--index-url", "http://127.0.0.1:9/simple", "--timeout", "20", env=env)
+    done = run("refresh", "--index-url", "http://127.0.0.1:9/simple", "--timeout", "20", "--index-only", env=env)
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert len([l for l in done.stderr.splitlines() if l.strip()]) == 1
-    assert "cannot read the package index" in done.stderr
+    lines = [l for l in done.stderr.splitlines() if l.strip()]
+    assert len(lines) == len(INDEX_KINDS + VENDOR_KINDS) + 1
+    assert all("not reachable" in l for l in lines[:-1]) and "nothing was refreshed" in lines[-1]
     assert not (tmp_path / "data").exists()
+
+
+def test_an_unknown_kind_is_one_line_with_a_close_match(tmp_path):
+    done = run("refresh", "--kind", "cudnm", env={"STACKRESOLVE_CACHE_DIR": str(tmp_path)})
+    assert done.returncode == 2 and "did you mean 'cudnn'" in done.stderr and len(done.stderr.splitlines()) == 1
 
 
 @pytest.mark.network
 def test_refresh_against_the_real_index(tmp_path):
-    done = run("refresh", env={"STACKRESOLVE_CACHE_DIR": str(tmp_path)})
+    """Into an empty cache: then `plan --tf/--torch/--jax latest` plan the index's newest final releases, and the
+    newest cuDNN on the index is known to `plan --cudnn`."""
+    from packaging.version import Version
+
+    from stackresolve import index as idx
+
+    env = {"STACKRESOLVE_CACHE_DIR": str(tmp_path)}
+    done = run("refresh", "--index-only", "--timeout", "240", env=env)
     assert done.returncode == 0, done.stderr
-    plan = run("plan", "--no-detect", "--tf", "2.15", "--format", "json", env={"STACKRESOLVE_CACHE_DIR": str(tmp_path)})
-    assert json.loads(plan.stdout)["knowledge_base"]["index_data"].endswith("refreshed")
+    for kind in INDEX_KINDS:
+        assert f"refresh: {kind}: refreshed" in done.stderr, done.stderr
+
+    def newest(project):
+        versions = [v for f in idx.project_files(project) if (v := (idx.file_version(f.filename) or (0, None))[1])
+                    and not v.is_prerelease and f.filename.endswith(".whl") and not f.yanked]
+        return str(max(versions))
+
+    for flag, project in (("--tf", "tensorflow"), ("--torch", "torch"), ("--jax", "jax")):
+        plan = run("plan", "--no-detect", flag, "latest", "--format", "json", env=env)
+        document = json.loads(plan.stdout)
+        assert document["stack"]["framework"]["version"] == newest(project), plan.stderr
+        assert document["knowledge_base"]["index_data"].endswith("refreshed")
+    cudnn = newest("nvidia-cudnn-cu13")
+    plan = run("plan", "--no-detect", "--torch", "latest", "--cudnn", ".".join(cudnn.split(".")[:3]), env=env)
+    assert plan.returncode in (0, 1) and "no cuDNN release" not in plan.stderr, plan.stderr
+    assert Version(cudnn)

@@ -161,7 +161,9 @@ def test_export_prints_the_lock_requirements_file(cpu_lock):
     assert done.returncode == 0, done.stderr
     doc = json.loads(lock.read_text())
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("# tensorflow==") and f"for Python {HERE_PYTHON}" in lines[0]
+    # a CPU lock for Linux x86_64 pins TensorFlow's CPU package (tensorflow_wheels.toml: tensorflow-cpu has
+    # manylinux x86_64 wheels for every line TF_FOR_PYTHON names)
+    assert lines[0].startswith("# tensorflow-cpu==") and f"for Python {HERE_PYTHON}" in lines[0]
     assert lines[1:] == doc["pip"]
 
 

@@ -19,6 +19,10 @@ FAKE_TENSORFLOW = {
 }
 
 
+# the distributions that install the `tensorflow` module (a CPU plan pins tensorflow-cpu where it exists)
+TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel")
+
+
 def _record_line(name: str, data: bytes) -> str:
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     return f"{name},sha256={digest},{len(data)}"
@@ -51,6 +55,6 @@ def wheels_for(requirements, folder: Path) -> Path:
         req = Requirement(line)
         pinned = [s.version for s in req.specifier if s.operator == "=="]
         version = pinned[0] if pinned else next(v for v in ("0.1.0", "1.0.0", "99.0.0") if req.specifier.contains(v))
-        files = FAKE_TENSORFLOW if canonicalize_name(req.name) == "tensorflow" else None
+        files = FAKE_TENSORFLOW if canonicalize_name(req.name) in TENSORFLOW_DISTRIBUTIONS else None
         build_wheel(folder, req.name, version, files)
     return folder

@@ -45,12 +45,16 @@ def test_driver_accepts_two_and_three_part_versions_and_a_branch():
             parse_driver(bad)
 
 
-def test_compute_capability_must_exist():
+def test_compute_capability_well_formed_is_accepted_listed_or_not():
+    """Issue 31: a well-formed compute capability no table lists is planned by rule, not refused; only a
+    malformed one is bad input (NVIDIA numbers the minor with one digit)."""
     known = ["3.5", "3.7", "5.0", "6.1", "7.0", "7.5", "8.0", "8.6", "8.9", "9.0"]
     assert parse_cc("8.6", known) == "8.6"
     assert parse_cc("sm_86", known) == "8.6"
-    with pytest.raises(InputError, match="nearest known: 6.1, 7.0"):
-        parse_cc("6.5", known)
+    assert parse_cc("6.5", known) == "6.5"
+    for bad in ("8.12", "8", "banana", "８.６"):
+        with pytest.raises(InputError, match="not a compute capability"):
+            parse_cc(bad, known)
 
 
 def test_os_aliases():

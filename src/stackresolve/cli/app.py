@@ -25,7 +25,8 @@ COMMANDS = {
     "matrix": ("stackresolve.cli.browse", "For every release line of a framework (TensorFlow; --torch, --jax): "
                                           "whether and how it runs on this GPU and OS."),
     "gpus": ("stackresolve.cli.browse", "List the GPU models the knowledge base knows, with compute capability."),
-    "show": ("stackresolve.cli.browse", "Show what the knowledge base says about a release, with sources."),
+    "show": ("stackresolve.cli.browse", "Show what the knowledge base says about a release, driver or GPU, with "
+                                        "sources."),
     "check": ("stackresolve.cli.check", "Compare this machine with a lock file: exit 0 when it matches, 1 with the "
                                         "differences."),
     "explain": ("stackresolve.cli.explain", "Turn an error message into its meaning, likely cause and fix (exit 1 "
@@ -37,8 +38,8 @@ COMMANDS = {
                                             "only then)."),
     "export": ("stackresolve.cli.install", "Print a lock's requirements file (index option first), for `pip install "
                                            "-r` or `uv pip install -r`."),
-    "refresh": ("stackresolve.cli.refresh", "Re-read the package index's TensorFlow wheel lists into the user cache "
-                                            "(used while newer than shipped)."),
+    "refresh": ("stackresolve.cli.refresh", "Re-read every kind of data a machine can read into the user cache, "
+                                            "each with its own date (used while not older than shipped)."),
     "site": ("stackresolve.cli.site", "Write a static page that shows the matrix's answers for any GPU, driver and "
                                       "OS (open index.html from disk or any static host)."),
     "schema": ("stackresolve.cli.schema", "Print the JSON Schema of one of the JSON documents stackresolve prints."),
@@ -387,18 +388,20 @@ def fix_plan_formats() -> tuple[str, ...]:
 STALE_AFTER_DAYS = 120
 
 
-def warn_if_stale(kb) -> None:
-    """A plan built on old package-index data says so (on stderr: the plan itself stays as it is)."""
+def warn_if_stale(kb, framework: str = "tensorflow", macos: bool = False) -> None:
+    """A plan built on old data says so, per kind of data the plan used (on stderr: the plan itself stays as it
+    is)."""
     import datetime
 
-    try:
-        fetched = datetime.date.fromisoformat(kb.wheels_fetched)
-    except ValueError:
-        return
-    age = (datetime.date.today() - fetched).days
-    if age > STALE_AFTER_DAYS:
-        sys.stderr.write(f"stackresolve: note: the package index data is {age} days old (fetched {fetched}, "
-                         f"{kb.wheels_origin}); `stackresolve refresh` reads it again\n")
+    today = datetime.date.today()
+    for _, label, fetched, origin in kb.kinds_used_by(framework, macos):
+        try:
+            age = (today - datetime.date.fromisoformat(fetched)).days
+        except ValueError:
+            continue
+        if age > STALE_AFTER_DAYS:
+            sys.stderr.write(f"stackresolve: note: the {label} data is {age} days old (fetched {fetched}, "
+                             f"{origin}); `stackresolve refresh` reads it again\n")
 
 
 def emit_resolution(resolution, kb, fmt: str, out: Optional[str], options=None) -> None:
@@ -408,7 +411,7 @@ def emit_resolution(resolution, kb, fmt: str, out: Optional[str], options=None) 
     from stackresolve.plan import PlanOptions
 
     options = options or PlanOptions()
-    warn_if_stale(kb)
+    warn_if_stale(kb, resolution.request.framework.value, resolution.request.os.value == "macos")
     if fmt == "json":
         from stackresolve.emit import plan_document
 

@@ -57,13 +57,15 @@ def gpus(
 
 @show_app.command()
 def show(
-    component: str = typer.Argument(..., click_type=Choice(("tf", "torch", "jax"), "component"),
-                                    help="What to show: tf, torch or jax."),
-    version: str = typer.Argument(..., help="Release line or version, e.g. 1.15."),
+    component: str = typer.Argument(..., click_type=Choice(("tf", "torch", "jax", "cuda", "cudnn", "driver", "gpu"),
+                                                            "component"),
+                                    help="What to show: tf, torch, jax, cuda, cudnn, driver or gpu."),
+    version: str = typer.Argument(..., help="Release line or version (1.15, 13.5, 9.28.1), driver or branch "
+                                            "(580), GPU model or compute capability (\"RTX 5090\", 12.0)."),
     fmt: str = typer.Option("text", "--format", "-f", click_type=Choice(("text", "json"), "--format"),
                             help="text or json."),
 ) -> None:
-    """Show what the knowledge base says about a release, with sources."""
+    """Show what the knowledge base says about a release, driver or GPU, with sources."""
     import json
 
     from stackresolve import browse

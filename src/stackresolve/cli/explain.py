@@ -63,7 +63,8 @@ def explain(
         parse_fix_versions(kb, tf, torch, jax)
         overrides = FixOverrides(tf=tf, gpu=gpu, driver=parse_driver(driver) if driver else None,
                                  os=parse_os(os).value if os else None, torch=torch, jax=jax)
-        explanation = explain_text(text, error_knowledge())
+        # the flags' framework and OS word the explanation too, not only the fix plan
+        explanation = explain_text(text, error_knowledge(), framework=overrides.framework, os_name=overrides.os)
     except InputError as exc:
         fail(str(exc))
     except KnowledgeError as exc:
@@ -94,7 +95,8 @@ def explain(
                         f"{resolution.stack.framework.version}; {framework.flag} with yours plans for it)\n"
             from stackresolve.plan.formats import INSTALL_FORMATS
 
-            formats = "|".join(f.name for f in INSTALL_FORMATS if f.fix_plan)
+            # only the formats that can express this stack for the log's OS (no PowerShell for a Linux log)
+            formats = "|".join(f.name for f in INSTALL_FORMATS if f.fix_plan and f.refusal(resolution) is None)
             if narrowed:  # `plan` has no option for the log's build: this command prints its plans
                 body += f"Install plan: this command with --format {formats} (the plan " \
                         f"keeps {narrowed}; {plan_command(resolution)} alone plans the resolver's own pick)\n"

@@ -15,12 +15,16 @@ FLEET_LIMIT = 64 * 1024 * 1024  # a 5,000-node `kubectl get nodes -o json` is so
 FILE_NAMES = {f.name: f.file_name for f in FORMATS}
 # flags that describe one machine: the fleet's machines come from SOURCE
 MACHINE_FLAGS = ("--os", "--gpu", "--gpu-cc", "--driver", "--arch", "--cpu")
+# The command's one deadline: reading, deciding and writing a fleet (1,000 distinct groups take seconds, see
+# docs/performance.md); STACKRESOLVE_FLEET_TIMEOUT changes it.
+FLEET_SECONDS = 120.0
+FLEET_TIMEOUT_ENV = "STACKRESOLVE_FLEET_TIMEOUT"
 
 
 def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], allow_cpu: bool,
-                       env_name: Optional[str], machine_flags: dict[str, object]) -> None:
+                       env_name: Optional[str], choice: str, machine_flags: dict[str, object]) -> None:
     from stackresolve.flags import parse_flags
-    from stackresolve.fleet.decide import plan_fleet
+    from stackresolve.fleet.decide import FleetTimeout, plan_fleet
     from stackresolve.fleet.grouping import group_members
     from stackresolve.fleet.model import FleetInputError
     from stackresolve.fleet.readers import kb_lookup
@@ -33,6 +37,7 @@ def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], 
         fail(f"{given[0]} describes one machine; with --fleet every machine's facts come from the fleet's files")
     if fmt == "pylock":
         fail("--fleet plans several machines; a full lock (pylock) is made per stack with `plan` on one of them")
+    deadline = fleet_deadline()
     kb = knowledge()
     try:
         base = build_request(kb, parse_flags(kb, flags).replace(os=Os.LINUX), None)  # each group's OS replaces it
@@ -44,9 +49,14 @@ def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], 
         for problem in exc.problems:
             typer.echo(f"stackresolve: error: {clean(problem)}", err=True)
         raise typer.Exit(Exit.BAD_INPUT)
-    plan = plan_fleet(kb, base, groups, allow_cpu=allow_cpu)
+    try:
+        plan = plan_fleet(kb, base, groups, allow_cpu=allow_cpu, choice=choice, deadline=deadline)
+    except FleetTimeout as exc:
+        fail(f"--fleet: no answer within {deadline.total:g} s ({exc.decided} of {exc.total} groups resolved on "
+             f"their own); nothing was written. Split the fleet, or give it more time with "
+             f"{FLEET_TIMEOUT_ENV}=SECONDS", Exit.NOT_WRITTEN)
     options = PlanOptions(env_name=env_name)
-    warn_if_stale(kb)
+    warn_if_stale(kb, base.framework.value)
     code = Exit.OK if plan.stacks else Exit.FAILED
     if out is not None and out != "-":
         write_directory(Path(out), plan, kb, fmt, options)
@@ -67,6 +77,24 @@ def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], 
 
         output(render_plan(fmt, plan.stacks[0].resolution, kb, options), None)
     raise typer.Exit(code)
+
+
+def fleet_deadline():
+    """The command's deadline: FLEET_SECONDS, or STACKRESOLVE_FLEET_TIMEOUT (seconds, > 0)."""
+    import os
+
+    from stackresolve.detect.runner import Deadline
+
+    text = os.environ.get(FLEET_TIMEOUT_ENV, "").strip()
+    if not text:
+        return Deadline(FLEET_SECONDS)
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds <= 24 * 3600:
+        fail(f"{FLEET_TIMEOUT_ENV}={text[:40]!r}: not a number of seconds between 0 and 86400")
+    return Deadline(seconds)
 
 
 def read_sources(sources: list[str], lookup) -> list:
@@ -121,8 +149,10 @@ FILE_LIKE_SUFFIXES = frozenset({".json", ".txt", ".yml", ".yaml", ".sh", ".ps1",
 def write_directory(folder: Path, plan, kb, fmt: str, options) -> None:
     """-o DIR: the table and the JSON document, and per stack every format (or the one asked for) and, for
     Kubernetes nodes, the nodeAffinity that selects its nodes."""
+    from dataclasses import replace
+
     from stackresolve.emit import render_plan
-    from stackresolve.files import write_output
+    from stackresolve.files import write_into_folder
     from stackresolve.fleet.render import node_affinity, render_text
     from stackresolve.plan import Refusal, decide
 
@@ -137,14 +167,14 @@ def write_directory(folder: Path, plan, kb, fmt: str, options) -> None:
             if isinstance(decide(f, s.resolution, kb, options), Refusal):
                 skipped.append(f"stack {i + 1} {f}")
                 continue
-            files[f"stack-{i + 1}.{FILE_NAMES[f]}"] = render_plan(f, s.resolution, kb, options)
+            name = f"stack-{i + 1}.{FILE_NAMES[f]}"
+            files[name] = render_plan(f, s.resolution, kb, replace(options, script_file=name))
         affinity = node_affinity(s)
         if affinity is not None:
             files[f"stack-{i + 1}.affinity.yaml"] = affinity
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, text in files.items():
-            write_output(folder / name, text.encode("utf-8"), executable=name.endswith(".sh"))
+        write_into_folder(folder, {name: text.encode("utf-8") for name, text in files.items()},
+                          executable=lambda name: name.endswith(".sh"))
     except OSError as exc:
         fail(f"-o {str(folder)!r}: cannot write ({exc.strerror or exc})", Exit.NOT_WRITTEN)
     typer.echo(f"wrote {len(files)} files to {folder}" + (f" (not expressible: {', '.join(skipped)})"

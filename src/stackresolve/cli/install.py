@@ -37,7 +37,11 @@ def install(
     python_download: bool = typer.Option(False, "--python-download",
                                          help="Let uv download the Python when this machine has none."),
     installer: str = typer.Option("auto", "--installer", help="auto (uv when found, else pip), uv or pip."),
-    reuse: bool = typer.Option(False, "--reuse", help="Install into an existing venv stackresolve did not make."),
+    reuse: bool = typer.Option(False, "--reuse", help="Install into an existing venv stackresolve did not make "
+                                                      "(or one whose marker it cannot prove it wrote)."),
+    skip_machine_check: bool = typer.Option(False, "--skip-machine-check",
+                                            help="Install even when this machine does not match the lock (the "
+                                                 "check --before-install that runs first: GPUs, driver)."),
     index_url: Optional[str] = typer.Option(None, "--index-url", help="The package index (default: pip's)."),
     find_links: Optional[List[str]] = typer.Option(None, "--find-links", help="Also look for wheels here."),
     no_index: bool = typer.Option(False, "--no-index", help="Only --find-links, no index."),
@@ -57,11 +61,14 @@ def install(
     if not venv.strip():
         fail("--venv '': name the folder for the virtual environment")
     kb = knowledge()
+    alternatives: tuple[str, ...] = ()
+    machine = None  # detected while planning (reused by the machine check)
     try:
         if tf or torch or jax:
             if lock_file is not None:
                 fail(f"give a lock file ({lock_file!r}) or a target (--tf/--torch/--jax), not both")
-            target, lock = _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu, vendor, no_detect)
+            target, lock, alternatives, machine = _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu,
+                                                           vendor, no_detect)
         else:
             if any((gpu, gpu_cc, driver, cpu)):
                 fail("--gpu/--gpu-cc/--driver/--cpu plan a target: give --tf, --torch or --jax with them (a lock "
@@ -73,6 +80,9 @@ def install(
         uv = optional_uv()
         from stackresolve.detect.runner import SubprocessRunner
 
+        differences = () if skip_machine_check else machine_differences(kb, target, lock, machine)
+        if differences:
+            _refuse_machine(target, options, differences, fmt)
         os.environ.setdefault("UV_HTTP_TIMEOUT", str(NETWORK_TIMEOUT))  # uv's per-request deadline, for its children
         with terminate_as_interrupt():
             report = run_install(target, options, runner=SubprocessRunner(max_output=64 << 20), uv=uv, host=host(),
@@ -85,6 +95,9 @@ def install(
         sys.stderr.write(f"stackresolve: error: {one_line(str(exc))}\n")
         for line in exc.tail:
             sys.stderr.write(f"  | {one_line(line)}\n")
+        hint = unreachable_index_hint(kb, target, exc, alternatives)
+        if hint:
+            sys.stderr.write(f"stackresolve: {one_line(hint)}\n")
         raise typer.Exit(exc.code)
     if fmt == "json":
         import json
@@ -98,28 +111,83 @@ def install(
 def _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu, vendor, no_detect):
     """Plan flags: resolve as `plan` does; no stack is exit 1 with the plan's own explanation."""
     from stackresolve.flags import Flags, request_from_flags
-    from stackresolve.install.target import from_resolution
+    from stackresolve.install.target import from_resolution, with_knowledge
     from stackresolve.resolve import resolve
 
     flags = Flags(tf=tf or "latest", torch=torch, jax=jax, gpu=gpu, gpu_cc=gpu_cc, driver=driver, python=python,
                   cpu=cpu, vendor=vendor)
-    request = request_from_flags(kb, flags, detect_machine(no_detect, gpu_only=True))
+    machine = detect_machine(no_detect, gpu_only=True)
+    request = request_from_flags(kb, flags, machine)
     resolution = resolve(kb, request)
     if resolution.stack is None:
         from stackresolve.emit import render_plan
 
         sys.stderr.write(render_plan("text", resolution, kb))
         raise typer.Exit(Exit.FAILED)
-    target = from_resolution(resolution)
-    return target, target.lock
+    target = with_knowledge(from_resolution(resolution), kb)
+    alternatives = tuple(f"{a.stack.framework.label} ({a.why})" for a in resolution.alternatives if a.stack)
+    return target, target.lock, alternatives, machine
 
 
 def _from_file(kb, name: str, python: Optional[str]):
-    from stackresolve.install.target import read_target
+    from stackresolve.install.target import read_target, with_knowledge
 
     text = read_input(name, LOCK_LIMIT, what="lock file").text
-    target = read_target(text, name, python, host().os)
+    target = with_knowledge(read_target(text, name, python, host().os), kb)
     return target, target.lock
+
+
+def machine_differences(kb, target, lock, machine=None) -> tuple:
+    """What `check --before-install` reports for this machine, before anything is made: the lock's GPUs and driver
+    (a full lock records only whether it is a GPU stack). The OS and the Python are install's own first steps."""
+    from stackresolve.check import Difference, check_lock
+
+    machine = machine or detect_machine(gpu_only=True)
+    if lock is not None:
+        return check_lock(lock, kb, machine, frozenset(("gpus", "driver")), before_install=True).differences
+    if target.gpu and not machine.gpus:
+        return (Difference("gpu", "an NVIDIA GPU", "none", f"{target.label} is a GPU stack (the lock's header says "
+                                                           f"CUDA); no NVIDIA GPU was found"),)
+    return ()
+
+
+def _refuse_machine(target, options, differences, fmt: str) -> None:
+    """Exit 1 with the machine check's differences; nothing was made."""
+    from stackresolve.install.run import InstallReport
+
+    report = InstallReport(target, options.venv)
+    report.findings = [f"this machine does not match the lock (nothing was installed): {d.component}: expected "
+                       f"{d.expected}, found {d.found}: {d.message}" for d in differences] + \
+        ["pass --skip-machine-check to install anyway (`stackresolve check --before-install` shows the same)"]
+    report.machine_check = [d.to_json() for d in differences]
+    if fmt == "json":
+        import json
+
+        output(json.dumps(report.to_json(), indent=2) + "\n", None)
+    else:
+        from stackresolve.emit.header import one_line
+
+        for line in report.findings:
+            sys.stderr.write(f"stackresolve: error: {one_line(line)}\n")
+    raise typer.Exit(Exit.FAILED)
+
+
+def unreachable_index_hint(kb, target, exc, alternatives: tuple[str, ...]) -> str:
+    """When the installer could not reach NVIDIA's index (the stack's own), the other ways to this stack: the
+    plan's own alternatives where install planned it, else the two the knowledge base always has (NVIDIA's NGC
+    container, the stock build)."""
+    import re
+
+    if not kb.nvidia_index_url or kb.nvidia_index_url not in target.index_args or \
+            not exc.step.startswith("installing"):
+        return ""
+    text = " ".join(exc.tail).lower()
+    if not re.search(r"connect|resolve|dns|timed? ?out|unreachable|network|failed to fetch|max retries|ssl|"
+                     r"temporary failure|name or service", text):
+        return ""
+    others = "; ".join(alternatives) or ("NVIDIA's NGC TensorFlow 1 container (`stackresolve plan --tf 1.15 "
+                                         "--vendor nvidia --format dockerfile`), or the stock build (`--vendor stock`)")
+    return (f"NVIDIA's index ({kb.nvidia_index_url}) could not be reached; the other ways to this stack: {others}")
 
 
 def host():
@@ -183,7 +251,7 @@ def export(
     """Print a lock's requirements file (index option first), for `pip install -r` or `uv pip install -r`."""
     from stackresolve.emit.header import one_line
     from stackresolve.install.run import requirements_text
-    from stackresolve.install.target import from_lock_document, refuse_pip_first
+    from stackresolve.install.target import from_lock_document, refuse_pip_first, with_knowledge
     from stackresolve.lock import parse_lock
     from stackresolve.request import InputError
 
@@ -192,7 +260,7 @@ def export(
         locked = parse_lock(text, lock_file)  # a full lock or anything else: its own one-line message
         import json
 
-        target = from_lock_document(json.loads(text), text, lock_file)
+        target = with_knowledge(from_lock_document(json.loads(text), text, lock_file), knowledge())
         refuse_pip_first(target)  # its requirements alone would not install
     except InputError as exc:
         fail(str(exc))

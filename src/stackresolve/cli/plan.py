@@ -47,13 +47,20 @@ def plan(
     full_lock: bool = typer.Option(False, "--lock",
                                    help="pip: pin the whole transitive set with hashes (needs uv: stackresolve[lock])."),
     index_url: Optional[str] = typer.Option(None, "--index-url",
-                                            help="--lock / pylock: the package index (default: pip's)."),
+                                            help="--lock / pylock: the package index (default: uv's UV_DEFAULT_INDEX, "
+                                                 "else pip's)."),
+    upgrade: bool = typer.Option(False, "--upgrade", help="--lock / pylock with -o FILE: resolve afresh instead of "
+                                                          "keeping FILE's pins where they still fit."),
     out: Optional[str] = typer.Option(None, "-o", "--output", help="Write to this file instead of stdout."),
     no_detect: bool = typer.Option(False, "--no-detect", help="Do not probe this machine; use flags only."),
     fleet: Optional[List[str]] = typer.Option(None, "--fleet", help="Plan for many machines: a `kubectl get nodes "
                                               "-o json` file (or -), a folder of `detect --format json` reports, "
                                               "or an inventory file; repeatable. -o then names a folder."),
     allow_cpu: bool = typer.Option(False, "--allow-cpu", help="--fleet: plan the CPU build for GPU-less machines."),
+    fleet_stacks: str = typer.Option("fewest", "--fleet-stacks", click_type=Choice(("fewest", "newest"),
+                                                                                   "--fleet-stacks"),
+                                     help="--fleet: the fewest stacks that cover the machines (default), or each "
+                                          "group its newest stack."),
 ) -> None:
     """Resolve a consistent stack for a TensorFlow, PyTorch or JAX target and print the plan (exit 1 when none
     exists)."""
@@ -64,12 +71,14 @@ def plan(
 
     if full_lock and fmt != "pip":
         fail("--lock goes with --format pip (or use --format pylock for a PEP 751 pylock.toml)")
+    if fleet_stacks != "fewest" and not fleet:
+        fail("--fleet-stacks chooses among the stacks of a fleet: it goes with --fleet")
     if fleet:
         from stackresolve.cli.fleet import plan_fleet_command
 
         plan_fleet_command(fleet, Flags(tf=tf, torch=torch, jax=jax, python=python, cudnn=cudnn, vendor=vendor,
                                         with_driver=with_driver),
-                           "pylock" if full_lock else fmt, out, allow_cpu, env_name,
+                           "pylock" if full_lock else fmt, out, allow_cpu, env_name, fleet_stacks,
                            {"--os": os, "--gpu": gpu, "--gpu-cc": gpu_cc, "--driver": driver, "--arch": arch,
                             "--cpu": cpu})
     kb = knowledge()
@@ -83,13 +92,33 @@ def plan(
         fail(str(exc))
     resolution = resolve(kb, request)
     if full_lock or fmt == "pylock":
-        emit_full_lock(resolution, kb, "pylock.toml" if fmt == "pylock" else "requirements.txt", index_url, out)
+        emit_full_lock(resolution, kb, "pylock.toml" if fmt == "pylock" else "requirements.txt", index_url, out,
+                       upgrade)
     command = command_line(click.get_current_context(), leave_out=("fmt", "out"))
-    emit_resolution(resolution, kb, fmt, out, PlanOptions(env_name=env_name, command=command))
+    # the PowerShell script's usage line runs the file -o writes it to
+    script_file = out.replace("\\", "/").rsplit("/", 1)[-1] if fmt == "powershell" and out not in (None, "-") else None
+    emit_resolution(resolution, kb, fmt, out, PlanOptions(env_name=env_name, command=command,
+                                                          script_file=script_file))
 
 
-def emit_full_lock(resolution, kb, fmt: str, index_url: Optional[str], out: Optional[str]) -> None:
-    """The whole transitive set pinned with hashes, resolved by uv for the plan's Python and platform."""
+def previous_full_lock(out: Optional[str]) -> Optional[str]:
+    """The text of the full lock -o is about to replace (one this command wrote: its header says so), else None."""
+    if not out or out == "-":
+        return None
+    from stackresolve.inputs import read_text
+
+    try:
+        text = read_text(out, 16 * 1024 * 1024).text
+    except (OSError, ValueError):
+        return None
+    return text if "\n# resolved by uv for Python " in f"\n{text}" else None
+
+
+def emit_full_lock(resolution, kb, fmt: str, index_url: Optional[str], out: Optional[str],
+                   upgrade: bool = False) -> None:
+    """The whole transitive set pinned with hashes, resolved by uv for the plan's Python and platform. When -o names
+    a full lock written before, uv gets it as its output file and keeps its pins where they still fit (a re-lock),
+    unless --upgrade; what of the user's uv settings the lock set aside is said on stderr."""
     import sys
 
     from stackresolve.emit.header import comment_header
@@ -110,11 +139,19 @@ def emit_full_lock(resolution, kb, fmt: str, index_url: Optional[str], out: Opti
         platform = uv_platform(resolution.request.os, resolution.request.arch)
         progress_reporter()(f"resolving the full lock with uv for Python {plan.python} on {platform} against "
                             f"{pip_index(index_url)}")
-        lock = compile_lock(plan, fmt, index=index_url)
+        lock = compile_lock(plan, fmt, index=index_url, previous=previous_full_lock(out), upgrade=upgrade)
     except LockUnavailable as exc:
         fail(str(exc))
     except LockFailed as exc:
         fail(str(exc), Exit.FAILED)
+    from stackresolve.fulllock import UV_OVERRIDDEN
+
+    for name in lock.overridden:
+        sys.stderr.write(f"stackresolve: note: {name} set aside for the lock: {UV_OVERRIDDEN[name]} (your other uv "
+                         f"settings apply)\n")
+    if lock.kept_pins:
+        sys.stderr.write(f"stackresolve: note: {out}'s pins were kept where they still fit; pass --upgrade to resolve "
+                         f"afresh\n")
     header = comment_header(resolution, "full lock")
     header += f"# resolved by uv for Python {lock.python} on {lock.platform}, with hashes; install with\n"
     header += ("#   python -m pip install --require-hashes -r requirements.txt\n" if fmt == "requirements.txt" else

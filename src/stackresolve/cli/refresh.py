@@ -1,6 +1,6 @@
 """`stackresolve refresh`."""
 
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -12,27 +12,51 @@ refresh_app = command_app()
 @refresh_app.command()
 def refresh(
     index_url: Optional[str] = typer.Option(None, "--index-url", help="The package index (default: pip's)."),
-    timeout: float = typer.Option(300.0, "--timeout", help="Seconds for the whole refresh."),
+    timeout: float = typer.Option(300.0, "--timeout", help="Seconds for the whole refresh (one deadline)."),
+    kind: Optional[List[str]] = typer.Option(None, "--kind", help="Refresh only this kind (repeatable)."),
+    index_only: bool = typer.Option(False, "--index-only",
+                                    help="Read the package index only, not NVIDIA's or PyTorch's documents."),
 ) -> None:
-    """Re-read the package index's TensorFlow wheel lists into the user cache (used while newer than shipped)."""
-    from stackresolve import index as idx
-    from stackresolve.files import atomic_write_bytes
-    from stackresolve.knowledge.loader import refreshed_wheels_path
-    from stackresolve.refresh import RefreshTimeout, UnclassifiedWheels, fetch_wheels_toml
+    """Re-read every kind of data a machine can read into the user cache, each with its own date (used while not
+    older than shipped)."""
+    import difflib
 
-    path = refreshed_wheels_path()
-    if path is None:
+    from stackresolve.files import atomic_write_bytes
+    from stackresolve.knowledge.refreshed import KINDS, cache_path
+    from stackresolve.refreshers import refresh as run
+
+    names = [k.name for k in KINDS]
+    for wanted in kind or ():
+        if wanted not in names:
+            close = difflib.get_close_matches(wanted, names, n=1)
+            fail(f"--kind {wanted!r} is not a kind of data; accepted: {', '.join(names)}"
+                 + (f" (did you mean {close[0]!r}?)" if close else ""))
+    if timeout <= 0:
+        fail(f"--timeout {timeout:g}: must be a positive number of seconds")
+    if cache_path(names[0]) is None:
         fail("no cache folder to keep the refreshed data in (STACKRESOLVE_NO_CACHE is set, or the cache folder "
              "is not an absolute path)")
-    try:
-        text, records = fetch_wheels_toml(index_url, timeout=timeout, origin="refreshed")
-    except idx.PackageIndexError as exc:
-        fail(f"cannot read the package index ({exc}); the data in use stays as it was", Exit.FAILED)
-    except (UnclassifiedWheels, RefreshTimeout) as exc:
-        fail(f"refresh stopped: {exc}; the data in use stays as it was", Exit.FAILED)
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        atomic_write_bytes(path, text.encode("utf-8"), mode=0o644)  # writable by no one else, or it is not used
-    except OSError as exc:
-        fail(f"cannot write {path} ({exc.strerror or exc})", Exit.NOT_WRITTEN)
-    typer.echo(f"refreshed {len(records)} TensorFlow releases from the package index into {path}", err=True)
+    results = run(index_url, kinds=kind or None, timeout=timeout, vendor=not index_only)
+    refreshed = 0
+    for result in results:
+        if result.status != "refreshed":
+            what = "not reachable" if result.status == "unreachable" else "not refreshed"
+            typer.echo(f"stackresolve: refresh: {result.kind}: {what} ({_one_line(result.detail)}); the data in use "
+                       f"stays as it was", err=True)
+            continue
+        path = cache_path(result.kind)
+        try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            # writable by no one else, or the loader does not use it
+            atomic_write_bytes(path, result.text.encode("utf-8"), mode=0o644)
+        except OSError as exc:
+            fail(f"cannot write {path} ({exc.strerror or exc})", Exit.NOT_WRITTEN)
+        refreshed += 1
+        typer.echo(f"stackresolve: refresh: {result.kind}: refreshed, {result.records} records ({result.detail}) "
+                   f"into {path}", err=True)
+    if not refreshed:
+        fail("nothing was refreshed; the data in use stays as it was", Exit.FAILED)
+
+
+def _one_line(text: str) -> str:
+    return " ".join("".join(ch if ch.isprintable() else " " for ch in str(text)).split())[:400]

@@ -30,7 +30,12 @@ import time
 from dataclasses import replace
 from typing import Callable, Mapping
 
-from stackresolve.model.numbers import NUMBER, is_compute_capability, is_dotted_version, quoted
+from stackresolve.model.numbers import (
+    NUMBER,
+    is_driver_version,
+    quoted,
+    read_compute_capability,
+)
 
 from . import gpuchild, kernel, paths, smi
 from .fs import LocalFS
@@ -394,9 +399,11 @@ def _find_nvidia_smi(fs, env, system: str) -> str | None:
 
 # --- overrides -----------------------------------------------------------------------------------------------
 def _apply_overrides(env, driver: DriverInfo | None, gpus: list[GpuInfo], findings: list):
+    # The overrides are read by the rules the flags use (model.numbers): one reading per fact, so a value
+    # --driver or --gpu-cc refuses is refused here too.
     v = (env.get("STACKRESOLVE_DRIVER") or "").strip()
     if v:
-        if is_dotted_version(v):
+        if is_driver_version(v):
             if driver is None:
                 driver = DriverInfo(version=v, cuda_max=None, source="env:STACKRESOLVE_DRIVER")
             else:
@@ -407,7 +414,8 @@ def _apply_overrides(env, driver: DriverInfo | None, gpus: list[GpuInfo], findin
                                     "env:STACKRESOLVE_DRIVER"))
         else:
             findings.append(Finding("error", "bad-override", f"STACKRESOLVE_DRIVER={quoted(v)} is not a driver version",
-                                    "use a version such as 535.104.05 or 572.60", "env:STACKRESOLVE_DRIVER"))
+                                    "use a version such as 535.104.05, 572.60 or a branch such as 580",
+                                    "env:STACKRESOLVE_DRIVER"))
     if "CONDA_OVERRIDE_CUDA" in env:
         v = (env.get("CONDA_OVERRIDE_CUDA") or "").strip()
         if v and re.fullmatch(rf"{NUMBER}(\.{NUMBER})?", v):
@@ -425,8 +433,9 @@ def _apply_overrides(env, driver: DriverInfo | None, gpus: list[GpuInfo], findin
                                     "use a version such as 12.2", "env:CONDA_OVERRIDE_CUDA"))
     v = (env.get("STACKRESOLVE_GPU_CC") or "").strip()
     if v:
-        ccs = [c.strip() for c in v.split(",") if c.strip()]
-        if ccs and all(is_compute_capability(c) for c in ccs):
+        read = [read_compute_capability(c) for c in v.split(",") if c.strip()]
+        ccs = [c for c in read if c is not None]
+        if ccs and len(ccs) == len(read):
             src = "env:STACKRESOLVE_GPU_CC"
             if not gpus:
                 gpus = [GpuInfo(index=i, name=None, compute_capability=c, memory_mib=None, source=src,
@@ -449,8 +458,8 @@ def _apply_overrides(env, driver: DriverInfo | None, gpus: list[GpuInfo], findin
                                     "", src))
         else:
             findings.append(Finding("error", "bad-override",
-                                    f"STACKRESOLVE_GPU_CC={v!r} is not a compute capability (X.Y, or X.Y,X.Y per GPU)",
-                                    "use e.g. 8.6", "env:STACKRESOLVE_GPU_CC"))
+                                    f"STACKRESOLVE_GPU_CC={quoted(v)} is not a compute capability (X.Y with a "
+                                    f"one-digit minor, or X.Y,X.Y per GPU)", "use e.g. 8.6", "env:STACKRESOLVE_GPU_CC"))
     return driver, gpus
 
 

@@ -59,6 +59,8 @@ def diagnose(machine, kb: KnowledgeBase, *, tf: str | None = None,
                         findings += check(ctx)
                     library_findings, loaded = checks.libraries(ctx, probe_libraries, findings)
                     findings += library_findings
+                if choice.origin == "newest for this machine":
+                    findings = [checks.to_install(f) for f in findings]
             else:
                 findings += checks.cpu_build(ctx)
             if choice.origin != "newest for this machine":

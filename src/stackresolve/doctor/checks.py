@@ -406,6 +406,20 @@ def libraries(ctx: Context, prober: LibraryProber | None,
     return out, loaded
 
 
+# What the environment lacks that installing the plan brings (CUDA, cuDNN and their libraries): in an environment
+# with no framework installed these say what is missing, they are not faults.
+PLAN_INSTALLS = ("cuda-version-mismatch", "cuda-runtime-missing", "cuda-older-minor", "cudnn-too-old",
+                 "cudnn-version-mismatch", "cudnn-missing", "and-cuda-pin-mismatch", "and-cuda-wheel-missing",
+                 "library-not-on-search-path", "library-missing")
+
+
+def to_install(f: Finding) -> Finding:
+    """A finding of PLAN_INSTALLS as information: what the plan will install."""
+    if f.code not in PLAN_INSTALLS or f.severity is I:
+        return f
+    return Finding(I, f.code, f"not installed yet: {f.message}", f.fix, f.source)
+
+
 def pitfalls(ctx: Context) -> list[Finding]:
     py = ctx.machine.python
     if py is None or not py.packages or not ctx.python:

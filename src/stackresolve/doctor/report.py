@@ -117,7 +117,11 @@ class DoctorReport:
                 lines += finding_lines(f, f"[{f.code}]", f.source, "source")
         lines.append("")
         errors, warnings = len(self.by_severity("error")), len(self.by_severity("warning"))
-        if self.healthy:
+        if self.healthy and t is not None and t.origin == "newest for this machine":
+            lines.append("nothing installed yet: the plan below installs "
+                         f"{t.pip_package} {t.tf_version}" + (f" ({warnings} warning{'s' if warnings != 1 else ''})"
+                                                             if warnings else ""))
+        elif self.healthy:
             lines.append("healthy" + (f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else ""))
         else:
             lines.append(f"problems found: {errors} error{'s' if errors != 1 else ''}"

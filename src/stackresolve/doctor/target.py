@@ -10,7 +10,7 @@ from stackresolve.doctor.installed import resolve_installed
 from stackresolve.doctor.machine import installed_tensorflow, os_of, system_of
 from stackresolve.doctor.report import Target
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.knowledge.rules import tf_library_names
+from stackresolve.knowledge.rules import cuda_runtime_serves, tf_library_names
 from stackresolve.flags import read_python, read_version, reject_bad_overrides, validate_version
 from stackresolve.model.enums import Delivery, Framework, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
@@ -59,9 +59,10 @@ def choose_target(kb: KnowledgeBase, machine, tf_flag: str | None) -> TargetChoi
     else:
         tf, origin = "latest", "newest for this machine"
         where = machine.python.executable if machine.python else "the target Python"
-        findings.append(Finding(Severity.ERROR, "tensorflow-not-installed",
-                                f"no TensorFlow (nor PyTorch or JAX) is installed in {where}: checked against the "
-                                f"newest TensorFlow for this machine",
+        # Nothing installed is nothing broken: the report says what is missing and the plan that installs it.
+        findings.append(Finding(Severity.INFO, "tensorflow-not-installed",
+                                f"no TensorFlow (nor PyTorch or JAX) is installed in {where}: nothing to check yet; "
+                                f"this report lists what the newest TensorFlow for this machine needs",
                                 "install the stack this report checks against (see the plan command below), or pass "
                                 "--tf VERSION to check this machine for another release; for PyTorch or JAX, "
                                 "`stackresolve plan --torch VERSION` / `--jax VERSION` prints what to install",
@@ -104,6 +105,22 @@ def choose_target(kb: KnowledgeBase, machine, tf_flag: str | None) -> TargetChoi
                                 f"NVIDIA's release {nvidia[1]} ({installed.version}) is not in the knowledge base; "
                                 f"checking against {resolution.stack.framework.version}",
                                 "", "nvidia_tensorflow.toml"))
+    if origin == "installed" and wheels_absent(machine, resolution.stack):
+        # The and-cuda extra brings CUDA and cuDNN as pip wheels: without any of them (and no CUDA on the machine
+        # that serves the build) this TensorFlow runs on the CPU, so that is what it is checked as.
+        stack = resolution.stack
+        cpu_resolution = resolve(kb, _request(kb, machine, tf, spec, python=python, cpu=True, with_machine=False,
+                                              vendor=vendor), with_alternatives=False)
+        if cpu_resolution.stack is not None:
+            findings.append(Finding(
+                Severity.WARNING if machine.gpus else Severity.INFO, "and-cuda-not-installed",
+                f"{installed.package} {installed.version} is installed without the NVIDIA wheels of its [and-cuda] "
+                f"extra (CUDA {stack.cuda.version}, cuDNN {stack.cudnn.version}), and no CUDA {stack.cuda.version} "
+                f"was found on the machine: it runs on the CPU"
+                + (" although this machine has an NVIDIA GPU" if machine.gpus else ""),
+                f"for the GPU: pip install '{stack.framework.pip_package}=={stack.framework.version}'",
+                f"{stack.framework.source} (Requires-Dist of the and-cuda extra)"))
+            resolution = cpu_resolution
     if resolution.stack is None and python:
         retry = run(_request(kb, machine, tf, spec, python=None, cpu=cpu, with_machine=with_machine, vendor=vendor))
         if retry.stack is not None:
@@ -128,10 +145,24 @@ def choose_target(kb: KnowledgeBase, machine, tf_flag: str | None) -> TargetChoi
     return TargetChoice(resolution, origin, tuple(findings))
 
 
+def wheels_absent(machine, stack: Stack | None) -> bool:
+    """Whether a stock TensorFlow whose CUDA and cuDNN come with its [and-cuda] extra has none of those wheels
+    installed, and no CUDA toolkit on the machine serves its CUDA line either."""
+    if stack is None or stack.cuda is None or stack.delivery is not Delivery.PIP_WHEELS or \
+            stack.framework.vendor is not Vendor.STOCK or machine.python is None:
+        return False
+    if any(p.name.lower().startswith("nvidia-") for p in machine.python.packages):
+        return False
+    return not any(cuda_runtime_serves(t.version, stack.cuda.version) != "no" for t in machine.cuda_toolkits)
+
+
 def make_target(machine, stack: Stack, origin: str) -> tuple[Target, list[Finding]]:
     fw = stack.framework
     package = fw.pip_package or fw.label
     if stack.cuda is None:
+        inst = installed_tensorflow(machine)
+        if origin == "installed" and inst is not None and inst.package:
+            package = inst.package  # what is installed, not the package a CPU plan would name
         return Target(fw.version, package, origin, stack.python.recommended, None), []
     findings: list[Finding] = []
     cuda, cuda_source = stack.cuda.version, stack.cuda.source

@@ -27,9 +27,9 @@ def header_lines(resolution: Resolution, kind: str) -> list[str]:
     return [f"stackresolve {kind} plan",
             f"stack: {stack.summary}" if stack else "stack: none (no consistent stack)",
             f"request: {', '.join(wanted)}",
-            f"knowledge base {resolution.kb_version}"
-            + (f" (package index data {resolution.index_data})" if resolution.index_data else "")
-            + f", stackresolve {__version__}"]
+            f"knowledge base {resolution.kb_version}, stackresolve {__version__}",
+            # a line of its own: with a date per kind of data it is as long as the header's other lines together
+            *([f"data: {resolution.index_data}"] if resolution.index_data else [])]
 
 
 def one_line(text: str) -> str:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from stackresolve.emit.header import comment_header
-from stackresolve.emit.script import requirement_lines
-from stackresolve.knowledge.python_sources import how_to_get_line
+from stackresolve.emit.script import one_line, requirement_lines, wrapped_comment
 from stackresolve.plan.pip import PipPlan, pip_upgrade
 
 
@@ -17,7 +16,7 @@ def render(plan: PipPlan) -> str:
                                f"plan.\n# Use --format dockerfile, or run it directly:\n"
                                f"#   docker run --gpus all -it --rm {stack.framework.container}\n")
     if plan.cuda_note:
-        out.append(f"# {plan.cuda_note}\n")
+        out.append(wrapped_comment(plan.cuda_note))
     py = plan.python
     python = stack.python
     windows = resolution.request.os.value == "windows"
@@ -27,14 +26,17 @@ def render(plan: PipPlan) -> str:
     out.append(f"# Python {py} (wheels exist for {python.available[0]} - {python.available[-1]}):\n"
                f"#   {make_venv} && {venv_python} -m pip install --upgrade {upgrade}\n")
     if upgrade != "pip":
-        out.append(f"# (the venv's own pip is too old for today's wheels: it would build packages such as grpcio "
-                   f"from source; {upgrade} is the newest pip for Python {py})\n")
+        out.append(wrapped_comment(f"(the venv's own pip is too old for today's wheels: it would build packages such "
+                                   f"as grpcio from source; {upgrade} is the newest pip for Python {py})"))
     for package in plan.pre_install:
         out.append(f"#   {venv_python} -m pip install {package}   (first: it adds the index the next step "
                    f"needs)\n")
     out.append(f"#   {venv_python} -m pip install -r requirements.txt\n")
     if python.sources:
-        out.append(f"# No Python {py} here? {how_to_get_line(py, python.sources)}\n")
+        # one command a line (the " | " list of how_to_get_line ran to 250 characters), marked "- ": a "#   "
+        # line is one of the plan's own instructions
+        out.append(f"# No Python {py} here? to get Python {py}:\n"
+                   + "".join(f"# - {one_line(source.command)}\n" for source in python.sources))
     if plan.index_args:
         fw = stack.framework
         where = "find-links page" if fw.index_option == "--find-links" else "index"
@@ -47,5 +49,5 @@ def render(plan: PipPlan) -> str:
     framework, *pins = plan.lines
     out.append(f"{framework.requirement}\n")
     for pin in pins:
-        out.append(f"# {pin.why} ({pin.source})\n{pin.requirement}\n")
+        out.append(f"{wrapped_comment(f'{pin.why} ({pin.source})')}{pin.requirement}\n")
     return "".join(out)

@@ -133,14 +133,26 @@ function Assert-Driver {
 
 NATIVE_STEPS = r"""
 function Add-UserPath([string]$Directory) {
-    # Prepends a folder to the user PATH (kept across sessions) and to this session's PATH, once.
-    $current = [Environment]::GetEnvironmentVariable('Path', 'User')
-    if ($null -eq $current) { $current = '' }
-    $parts = @($current -split ';' | Where-Object { $_ })
-    $normalized = $Directory.TrimEnd('\')
-    if (-not ($parts | Where-Object { $_.TrimEnd('\') -ieq $normalized })) {
-        [Environment]::SetEnvironmentVariable('Path', (@($Directory) + $parts) -join ';', 'User')
-        Write-Host "Added to the user PATH: $Directory"
+    # Prepends a folder to the user PATH (kept across sessions) and to this session's PATH, once. The registry value
+    # is read unexpanded and written back as the kind it was (REG_EXPAND_SZ when new), so entries such as
+    # %USERPROFILE%\bin stay variables: [Environment]::SetEnvironmentVariable would write them expanded, as REG_SZ.
+    $key = [Microsoft.Win32.Registry]::CurrentUser.CreateSubKey('Environment')
+    try {
+        $current = [string]$key.GetValue('Path', '', [Microsoft.Win32.RegistryValueOptions]::DoNotExpandEnvironmentNames)
+        $kind = [Microsoft.Win32.RegistryValueKind]::ExpandString
+        if (($key.GetValueNames() -contains 'Path') -and
+                $key.GetValueKind('Path') -eq [Microsoft.Win32.RegistryValueKind]::String) {
+            $kind = [Microsoft.Win32.RegistryValueKind]::String
+        }
+        $parts = @($current -split ';' | Where-Object { $_ })
+        $normalized = $Directory.TrimEnd('\')
+        $present = $parts | Where-Object { [Environment]::ExpandEnvironmentVariables($_).TrimEnd('\') -ieq $normalized }
+        if (-not $present) {
+            $key.SetValue('Path', ((@($Directory) + $parts) -join ';'), $kind)
+            Write-Host "Added to the user PATH: $Directory"
+        }
+    } finally {
+        $key.Close()
     }
     if (-not (($env:Path -split ';') | Where-Object { $_.TrimEnd('\') -ieq $normalized })) {
         $env:Path = "$Directory;$env:Path"
@@ -216,14 +228,16 @@ if ($SystemCuda) {
     }
     Write-Host "cuDNN $CudnnVersion in ${CudnnBin}: ok"
 
-    # 5. CUDA_PATH and PATH: missing PATH entries are the most common reason TensorFlow finds no GPU on Windows.
-    [Environment]::SetEnvironmentVariable('CUDA_PATH', $cudaRoot, 'User')
-    $env:CUDA_PATH = $cudaRoot
+    # 5. PATH and CUDA_PATH: missing PATH entries are the most common reason TensorFlow finds no GPU on Windows.
     foreach ($sub in $CudaBinDirs) {
         $dir = Join-Path $cudaRoot $sub
         if (Test-Path -LiteralPath $dir) { Add-UserPath $dir }
     }
     Add-UserPath $CudnnBin
+    # Last: SetEnvironmentVariable tells running programs (Explorer) that the user environment changed, the PATH
+    # written to the registry above included, so new terminals see both.
+    [Environment]::SetEnvironmentVariable('CUDA_PATH', $cudaRoot, 'User')
+    $env:CUDA_PATH = $cudaRoot
 }
 
 # 6. Python and the virtual environment
@@ -349,7 +363,7 @@ def _native(plan: WindowsNativePlan) -> str:
                                                          else ""))
         notes.append(f"# Driver >= {stack.driver.minimum}: {stack.driver.why} ({stack.driver.source})")
     lines = [safe_header(resolution, "powershell").rstrip("\n"), *(one_line(note) for note in notes),
-             f"# Run from PowerShell: powershell -ExecutionPolicy Bypass -File .\\{script_name(stack)}",
+             *usage_lines(plan.script),
              "#Requires -Version 5.1",
              "param(",
              "    [string]$VenvDir = '',",
@@ -424,7 +438,7 @@ def _wsl(plan: WslPlan) -> str:
              one_line(f"# WSL2 route: {plan.why}"),
              *([f"#   ({NATIVE_GPU_END_SOURCE})"] if stack.framework.framework is Framework.TENSORFLOW else []),
              one_line(f"# Stack inside WSL2: {stack.summary}"),
-             f"# Run from PowerShell: powershell -ExecutionPolicy Bypass -File .\\{script_name(stack)}",
+             *usage_lines(plan.script),
              "#Requires -Version 5.1",
              PRELUDE.rstrip("\n"),
              "",
@@ -435,8 +449,15 @@ def _wsl(plan: WslPlan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def script_name(stack) -> str:
-    return f"install-{environment_name(stack)}.ps1"
+def usage_lines(script) -> list[str]:
+    """How to run the script, under the name it was written to (plan.windows.ScriptName)."""
+    name = script.run
+    path = f".\\{name}" if re.fullmatch(r"[A-Za-z0-9._-]+", name) else ps_quote(f".\\{name}")
+    lines = [f"# Run from PowerShell: powershell -ExecutionPolicy Bypass -File {path}"]
+    if script.written:
+        lines.insert(0, one_line(f"# Written as {script.written}: rename it to {name} first (powershell -File runs "
+                                 f"only .ps1 files)"))
+    return lines
 
 
 def render(plan) -> str:

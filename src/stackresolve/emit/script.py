@@ -34,6 +34,20 @@ def comment(text: str) -> str:
     return "# " + one_line(text).rstrip() + "\n"
 
 
+COMMENT_WIDTH = 100  # prose comments wrap here: a 900-character reason is unreadable on one line
+
+
+def wrapped_comment(text: str, prefix: str = "# ", width: int = COMMENT_WIDTH) -> str:
+    """Prose as `# ` comment lines of at most `width` characters, broken between words only (a URL or a command
+    stays whole, so a line may exceed the width by one long word); control characters made spaces first. The
+    lines continue without an indent: `#   ` starts a command in a plan (scripts/verify_plans.py reads them)."""
+    import textwrap
+
+    lines = textwrap.wrap(one_line(text).strip(), width=width, initial_indent=prefix, subsequent_indent=prefix,
+                          break_long_words=False, break_on_hyphens=False)
+    return "".join(line.rstrip() + "\n" for line in lines) or prefix.rstrip() + "\n"
+
+
 def safe_header(resolution, kind: str) -> str:
     """The plan header (emit.header) as `# ` comment lines."""
     return "".join(f"# {one_line(line)}\n" for line in header_lines(resolution, kind))

@@ -105,7 +105,7 @@ def render(plan: TextPlan, command: str = "") -> str:
     """`command`: the user's plan command without --format and -o (else the request's framework and version)."""
     resolution = plan.resolution
     request = resolution.request
-    data = f"; package index data {resolution.index_data}" if resolution.index_data else ""
+    data = f"; data: {resolution.index_data}" if resolution.index_data else ""
     sources = SourceList()
     out = [f"stackresolve plan: {request.asked} on {request.os} "
            f"(knowledge base {resolution.kb_version}{data})",

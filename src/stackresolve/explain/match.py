@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from stackresolve.explain.scan import _Text, _clean, _line_of
+from stackresolve.explain.catalogue import LIBRARY_NAMES, StatusHit, find_statuses, status_code
+from stackresolve.explain.scan import _DERIVE, _Text, _clean_text, _line_of
 from stackresolve.explain.versions import (
     _add,
     _extract,
@@ -63,6 +64,9 @@ class Match:
     rank: int = 50
     framework: str = "any"  # who prints the message: tensorflow, pytorch, jax, or any
     spans: tuple[tuple[int, int], ...] = ()  # where each occurrence lies in the cleaned text
+    # a status of a library's error enum (error_catalogue.toml): library, enum, name, value
+    status: tuple[tuple[str, str | int], ...] = ()
+    via: str = ""  # the program the message came through (nvtop, docker, kubelet, ...), when recognised
 
     def covered_by(self, other: "Match") -> bool:
         """Every occurrence lies inside a longer one of `other`, of the same kind of problem: the same
@@ -90,6 +94,8 @@ class Match:
             "libraries": list(self.libraries),
             "pins": list(self.pins),
             "framework": self.framework,
+            **({"library_status": dict(self.status)} if self.status else {}),
+            **({"via": self.via} if self.via else {}),
         }
 
 
@@ -154,18 +160,28 @@ def _render_first(alternatives: Sequence[str], values: dict[str, str]) -> str:
     return _render(alternatives[-1], values) or ""
 
 
-def _order_causes(error: KnownError, scan: _Text) -> list[Cause]:
+def _order_causes(error: KnownError, scan: _Text, framework: str | None = None, os_name: str | None = None
+                  ) -> list[Cause]:
     """Causes whose `when` is in the text first, then the unconditional ones, then those with an
-    unmatched `when`, and last those whose `unless` is in the text; file order within each."""
+    unmatched `when`, and last those whose `unless` is in the text; file order within each. A cause about
+    one framework is left out of a log of another framework or of none (and one about an OS out of a log of
+    another OS), unless nothing else is left."""
 
     def group(cause: Cause) -> int:
-        if cause.unless is not None and scan.search(cause.unless):
+        if cause.unless_pattern and scan.search(cause.unless_pattern):
             return 3
-        if cause.when is None:
+        if not cause.when_pattern:
             return 1
-        return 0 if scan.search(cause.when) else 2
+        return 0 if scan.search(cause.when_pattern) else 2
 
-    return sorted(error.causes, key=group)  # sorted() is stable
+    # a cause about one framework is left out of a log of another framework; a log that names none, where every
+    # cause is about one, gets TensorFlow's (what the fix plan assumes for such a log, and says so)
+    causes = next((kept for assumed in (framework, "tensorflow")
+                   if (kept := tuple(c for c in error.causes if not c.framework or c.framework == assumed))),
+                  error.causes)
+    if os_name:
+        causes = tuple(c for c in causes if not c.os or os_name in c.os) or causes
+    return sorted(causes, key=group)  # sorted() is stable
 
 
 def log_framework(explanation: Explanation) -> str | None:
@@ -186,10 +202,12 @@ def _match_error(
     libraries: Sequence[LibraryName],
     framework: str | None = None,
     driver_for: Callable[[str], tuple[str, str] | None] | None = None,
+    occurrences: Sequence[re.Match[str]] | None = None,
+    os_name: str | None = None,
 ) -> Match | None:
     """The record's match in the text, its texts filled in; `framework` is the log's (when known), which
     picks the fix worded for it (with the OS the text shows)."""
-    found_matches = list(scan.finditer(error.regex))
+    found_matches = list(occurrences) if occurrences is not None else _occurrences(error, scan)
     if not found_matches:
         return None
     groups: dict[str, str] = {}
@@ -252,27 +270,31 @@ def _match_error(
     floors = driver_for(cuda_wanted) if driver_for and error.category == "driver-too-old" and cuda_wanted \
         and "|" not in cuda_wanted and "x" not in cuda_wanted else None
     if floors:
-        os_name = _single_os(versions_seen)
+        os_name = os_name or _single_os(versions_seen)
         linux, windows = floors
         # the driver's own OS (Os.driver_os): WSL2 runs on the Windows driver, so NVIDIA's Windows minimum applies
         driver_os = Os(os_name).driver_os if os_name in ("linux", "windows", "wsl2") else None
         values["wanted_driver"] = windows if driver_os is Os.WINDOWS else linux if driver_os is Os.LINUX \
             else f"{linux} (Linux) / {windows} (Windows)"
 
-    causes = _order_causes(error, scan)
+    log_os = os_name or _single_os(versions_seen)
+    causes = _order_causes(error, scan, framework or (named[0] if len(named) == 1 else None), log_os)
     chosen = causes[0]
     evidence, line = _line_of(scan, found_matches[0].start())
+    false_alarm = error.false_alarm_when_met and _met(found, wanted)
     return Match(
         code=error.code,
-        category=error.category,
-        severity=error.severity,
+        category="harmless" if false_alarm else error.category,
+        severity="info" if false_alarm else error.severity,
         wanted=wanted,
         found=found,
-        meaning=_render(error.meaning, values) or "",
-        cause=_render(chosen.text, values) or "",
-        causes=tuple(_render(c.text, values) or "" for c in causes),
-        fix=_render(chosen.fix, values) if chosen.fix else
-        _render_first(error.fix_in(framework or _framework_key(error, named), _single_os(versions_seen)), values),
+        meaning=(_render(error.meaning, values) or "") + (
+            " The version it found is not older than the one it asks for, so this warning is wrong and harmless."
+            if false_alarm else ""),
+        cause=_FALSE_ALARM_CAUSE if false_alarm else _render(chosen.text, values) or "",
+        causes=(_FALSE_ALARM_CAUSE,) if false_alarm else tuple(_render(c.text, values) or "" for c in causes),
+        fix=_FALSE_ALARM_FIX if false_alarm else _render(chosen.fix, values) if chosen.fix else
+        _render_first(error.fix_in(framework or _framework_key(error, named), log_os), values),
         source=error.source,
         evidence=evidence,
         line=line,
@@ -283,6 +305,100 @@ def _match_error(
         framework=error.framework,
         spans=tuple((m.start(), m.end()) for m in found_matches),
     )
+
+
+_FALSE_ALARM_CAUSE = ("The check that printed it compares the versions wrongly: the version found is not older than "
+                      "the one wanted.")
+_FALSE_ALARM_FIX = ("Nothing to fix: the warning can be ignored (a later release of the program that printed it "
+                    "corrects the check).")
+
+
+def _met(found: dict[str, str], wanted: dict[str, str]) -> bool:
+    """Whether every component found in a version is at least the one wanted (all of them readable versions)."""
+    from stackresolve.model.numbers import parse_version
+
+    pairs = [(parse_version(found[c]), parse_version(wanted[c])) for c in found if c in wanted]
+    return bool(pairs) and all(f is not None and w is not None and f >= w for f, w in pairs)
+
+
+def _status_match(hit: StatusHit, scan: _Text, versions_seen: dict[str, tuple[str, ...]]) -> Match:
+    """A catalogued status as a match: the header's description, the curated cause and fix (on the host when it came
+    through a container runtime), the versions of the driver the text shows for a driver problem."""
+    status = hit.status
+    evidence, line = _line_of(scan, hit.spans[0][0])
+    described = status.description or (f'"{status.text}"' if status.text else "")
+    meaning = f"{LIBRARY_NAMES[status.library]} reported {status.name} ({status.enum} {status.value})" + (
+        f": {described}" if described else ".")
+    if not meaning.endswith("."):
+        meaning += "."
+    if hit.via:
+        meaning += f" Seen through {hit.via}, which only passes the library's error on."
+    fix = status.fix
+    if hit.container and status.category in ("driver-not-loaded", "driver-too-old", "no-gpu-detected"):
+        fix = f"On the host, not in the image (the container uses the host's driver): {fix[0].lower()}{fix[1:]}"
+    found: dict[str, str] = {}
+    if status.category in ("driver-too-old", "driver-not-loaded"):
+        for key in ("driver", "driver_cuda"):
+            values = [v for v in versions_seen.get(key, ()) if "|" not in v]
+            if len(values) == 1:
+                found[key] = values[0]
+    source = status.source + (f" ; {status.evidence}" if status.evidence else "")
+    return Match(
+        code=status_code(status), category=status.category, severity="error", wanted={}, found=found,
+        meaning=meaning, cause=status.cause, causes=(status.cause,), fix=fix, source=source, evidence=evidence,
+        line=line, count=len(hit.spans), rank=45, framework="any", spans=hit.spans,
+        status=(("library", status.library), ("enum", status.enum), ("name", status.name), ("value", status.value)),
+        via=hit.via,
+    )
+
+
+def _occurrences(error: KnownError, scan: _Text) -> list[re.Match[str]]:
+    return list(scan.finditer(error.pattern, _DERIVE if error.needles is None else error.needles))
+
+
+def _overlaps(spans: Sequence[tuple[int, int]], others: Sequence[tuple[int, int]]) -> bool:
+    """Whether a span of `spans` overlaps one of `others` (sorted by start, none inside another's)."""
+    from bisect import bisect_left
+
+    starts = [start for start, _ in others]
+    for start, end in spans:
+        i = bisect_left(starts, end)  # the spans that start before this one ends; the last of them may overlap
+        if i and others[i - 1][1] > start:
+            return True
+    return False
+
+
+def _disjoint(spans) -> list[tuple[int, int]]:
+    """The spans merged where they overlap, sorted by start."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+_LARGE_TEXT = 1 << 20  # a text longer than this: versions are read from a bounded number of lines per line shape
+_LINES_PER_SHAPE = 3  # of the lines that differ only in their numbers, the first few are read for versions
+
+
+def _version_area(scan: _Text) -> _Text:
+    """Where versions are read from. A short text: all of it. A long one (a CI log): the first few lines of each line
+    shape (the lines lower-cased, digits read as 0), in the text's order: a progress or step line repeated a hundred
+    thousand times with other numbers is read three times, every line that says something else at least once, so
+    the work grows with what the log says, not with its length."""
+    text = scan.text
+    if len(text) <= _LARGE_TEXT:
+        return scan
+    _joined, _at, groups, starts = scan._line_shapes()
+    numbers = sorted(n for lines in groups for n in lines[:_LINES_PER_SHAPE])
+    pieces = []
+    for number in numbers:
+        start = starts[number]
+        end = text.find("\n", start)
+        pieces.append(text[start:end if end != -1 else len(text)])
+    return _Text("\n".join(pieces))
 
 
 def _framework_key(error: KnownError, named: Sequence[str]) -> str | None:
@@ -301,6 +417,8 @@ def explain_text(
     *,
     libraries: Sequence[LibraryName] | None = None,
     hints: Sequence[VersionHint] | None = None,
+    framework: str | None = None,
+    os_name: str | None = None,
 ) -> Explanation:
     """Find every known error in `text` (one message or a whole log).
 
@@ -313,26 +431,40 @@ def explain_text(
     (root causes before their consequences), then by position in the text: a real failure always
     comes before harmless noise. Text that contains no known message gives an Explanation with no
     matches (but still the versions seen).
+
+    `framework` and `os_name` are what the command line says (--torch, --os ...): they win over what the text
+    shows when the texts are worded and their causes chosen.
     """
     if isinstance(errors, ErrorKnowledge):
         known, libs, version_hints = errors.errors, errors.libraries, errors.hints
         driver_for = errors.driver_for if errors.drivers else None
+        statuses, outer = errors.statuses, errors.outer
     else:
         known, libs, version_hints, driver_for = tuple(errors), (), (), None
+        statuses, outer = (), ()
     if libraries is not None:
         libs = tuple(libraries)
     if hints is not None:
         version_hints = tuple(hints)
 
-    scan = _Text(_clean(text))
-    versions_seen = _extract(scan, version_hints, libs)
-    found = [(e, m) for e in known if (m := _match_error(e, scan, versions_seen, libs, None, driver_for)) is not None]
+    scan = _Text(*_clean_text(text))
+    # where each message occurs, then the versions (of a long log, read from a few lines of each line shape)
+    occurrences = {e.code: found for e in known if (found := _occurrences(e, scan))}
+    status_hits = find_statuses(scan, statuses, outer)
+    versions_seen = _extract(_version_area(scan), version_hints, libs)
+    found = [(e, m) for e in known if e.code in occurrences and (m := _match_error(
+        e, scan, versions_seen, libs, framework, driver_for, occurrences[e.code], os_name)) is not None]
     found = [(e, m) for e, m in found if not any(m.covered_by(other) for _, other in found)]
+    # a library's status wherever it sits, unless a record of the message around it already read it
+    record_spans = _disjoint(span for _, m in found for span in m.spans)
+    found += [(None, _status_match(hit, scan, versions_seen)) for hit in status_hits
+              if not _overlaps(hit.spans, record_spans)]
     found.sort(key=lambda pair: (SEVERITIES.index(pair[1].severity), pair[1].rank, pair[1].line, pair[1].code))
     first = Explanation(matches=tuple(m for _, m in found), versions_seen=versions_seen)
-    framework = log_framework(first)
+    framework = framework or log_framework(first)
     if framework is None:
         return first
     # the log's framework is known (a message only it prints, or its paths): every text in its words
-    matches = [_match_error(e, scan, versions_seen, libs, framework, driver_for) or m for e, m in found]
+    matches = [(_match_error(e, scan, versions_seen, libs, framework, driver_for, occurrences[e.code], os_name)
+                if e is not None else None) or m for e, m in found]
     return Explanation(matches=tuple(matches), versions_seen=versions_seen)

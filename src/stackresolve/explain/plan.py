@@ -203,5 +203,5 @@ def _moved(framework, asked: str | None, planned: str, failed: "Resolution | Non
     if failed is None:
         return f"{framework.display} {asked} is not a release the knowledge base knows: the fix plans the newest"
     errors = [f.message for f in failed.findings if f.severity == "error"]
-    reason = errors[-1] if errors else "no stack of it fits this machine"  # the last: the conflict's other side
+    reason = errors[0] if errors else "no stack of it fits this machine"  # conflict_findings puts the reason first
     return f"{framework.display} {asked} cannot fix it here ({reason.rstrip('.')}): the fix plans the newest release"

@@ -59,8 +59,11 @@ def render_text(explanation: Explanation, fix: FixRequest | None = None) -> str:
         lines.append(f"Found {summary} (most serious first).")
         for i, m in enumerate(explanation.matches, 1):
             lines.append("")
-            times = f", {m.count} times" if m.count > 1 else ""
-            lines.append(f"{i}. [{m.severity}] {m.code} ({m.category}{times}, line {m.line})")
+            # the record's code, then its category only where it says more (a record named after its category)
+            about = [m.category] if m.category != m.code else []
+            about += [f"{m.count} times"] if m.count > 1 else []
+            about += [f"line {m.line}"] + ([f"through {m.via}"] if m.via else [])
+            lines.append(f"{i}. [{m.severity}] {m.code} ({', '.join(about)})")
             lines.append(f"   seen:    {m.evidence}")
             lines.append(f"   means:   {m.meaning}")
             if m.wanted:

@@ -11,12 +11,14 @@ import re
 from functools import lru_cache
 from bisect import bisect_right
 from itertools import accumulate
-from typing import Iterable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 from stackresolve.knowledge.errors import cached_regex
+from stackresolve.knowledge.patterns import pattern_needles
 
 _EVIDENCE_MAX = 240  # characters of a matched line shown as evidence
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_DIGITS_AS_ZERO_STR = str.maketrans("123456789", "000000000")
 
 
 # Compiled on first use (see cached_regex): importing this module compiles nothing.
@@ -35,170 +37,10 @@ _LINES_BEFORE = 3  # lines searched before the line holding a pattern's literal 
 _LINES_AFTER = 4
 
 
-_MIN_NEEDLE = 3  # shorter literals narrow nothing
-
-
 _MAX_HITS = 400  # more occurrences than this: search the whole text at once
 
 
-def _sre_parser():
-    try:
-        import re._parser as parser  # Python >= 3.11
-    except ImportError:  # pragma: no cover - Python 3.10
-        import sre_parse as parser  # type: ignore[no-redef]
-    return parser
-
-
-_MAX_SPELLINGS = 32  # a literal run with alternatives ([-_], (?:a|b), x?) is kept while it has this few spellings
-
-
-def _spellings(items, parser) -> frozenset[str] | None:
-    """All strings the parsed sequence can match, when it is made only of literals, small literal
-    classes ([-_]), alternatives of such and optional parts; None otherwise."""
-    out = frozenset({""})
-    for op, av in items:
-        if op is parser.LITERAL:
-            parts = frozenset({chr(av)})
-        elif op is parser.AT:
-            continue
-        elif op is parser.IN and av and all(o is parser.LITERAL for o, _ in av) and len(av) <= 4:
-            parts = frozenset(chr(a) for _, a in av)
-        elif op is parser.SUBPATTERN:
-            parts = _spellings(list(av[-1]), parser)
-        elif op is parser.BRANCH:
-            alternatives = [_spellings(list(alt), parser) for alt in av[1]]
-            if not all(a is not None for a in alternatives):
-                return None
-            parts = frozenset().union(*alternatives)  # type: ignore[arg-type]
-        elif op is parser.MAX_REPEAT and av[0] in (0, 1) and av[1] == 1:
-            sub = _spellings(list(av[2]), parser)
-            if sub is None:
-                return None
-            parts = sub | ({""} if av[0] == 0 else set())
-        else:
-            return None
-        if parts is None:
-            return None
-        out = frozenset(a + b for a in out for b in parts)
-        if len(out) > _MAX_SPELLINGS:
-            return None
-    return out
-
-
-def _prefix_spellings(items, parser) -> frozenset[str] | None:
-    """The spellings of the longest spellable beginning of a sequence (None when it starts with no literal)."""
-    out: frozenset[str] | None = None
-    for index in range(1, len(items) + 1):
-        spellings = _spellings(items[:index], parser)
-        if spellings is None:
-            break
-        out = spellings
-    return out if out and min(map(len, out)) > 0 else None
-
-
-def _required_literals(items, parser) -> frozenset[str] | None:
-    """The best set of literal strings one of which every match of the parsed sequence contains."""
-    best: frozenset[str] | None = None
-    run: frozenset[str] = frozenset({""})
-
-    def consider(candidate: frozenset[str] | None) -> None:
-        nonlocal best
-        if candidate and min(map(len, candidate)) > 0 and (best is None or min(map(len, candidate)) > min(map(len, best))):
-            best = candidate
-
-    def flush() -> None:
-        nonlocal run
-        consider(run)
-        run = frozenset({""})
-
-    for op, av in items:
-        if op is parser.AT:  # \b, ^, $ consume nothing: the run goes on
-            continue
-        spellings = _spellings([(op, av)], parser)
-        if spellings is not None:
-            extended = frozenset(a + b for a in run for b in spellings)
-            if len(extended) <= _MAX_SPELLINGS:
-                run = extended
-                continue
-            flush()
-            run = spellings
-            continue
-        if op is parser.SUBPATTERN:  # the run goes on into the group's spellable beginning ("python 3." of
-            # python ?(?P<v>[23]\.\d+)): a longer literal, so a rarer one
-            head = _prefix_spellings(list(av[-1]), parser)
-            if head:
-                extended = frozenset(a + b for a in run for b in head)
-                if len(extended) <= _MAX_SPELLINGS:
-                    consider(extended)
-        flush()
-        if op is parser.SUBPATTERN:
-            consider(_required_literals(list(av[-1]), parser))
-        elif op in (parser.MAX_REPEAT, parser.MIN_REPEAT) or op is getattr(parser, "POSSESSIVE_REPEAT", None):
-            low, _high, sub = av
-            if low >= 1:
-                consider(_required_literals(list(sub), parser))
-        elif op is parser.BRANCH:
-            alternatives = [_required_literals(list(alt), parser) for alt in av[1]]
-            if alternatives and all(alternatives):
-                consider(frozenset().union(*alternatives))  # type: ignore[arg-type]
-    flush()
-    return best
-
-
-@lru_cache(maxsize=None)
-def pattern_needles(pattern: str) -> tuple[tuple[str, ...], tuple[str, ...], bool] | None:
-    """Literal strings one of which every match of `pattern` contains (all of them, and a smaller set
-    of parts they share that gates the same text in fewer passes), and whether the pattern ignores
-    case (then the strings are lower-cased, to be looked for in the lower-cased text); None when no
-    useful literal can be derived (the pattern is then searched in the whole text)."""
-    parser = _sre_parser()
-    try:
-        parsed = parser.parse(pattern)
-    except Exception:  # noqa: BLE001 - any parse failure just means "no shortcut"
-        return None
-    ignore_case = bool(parsed.state.flags & re.IGNORECASE) or "(?i" in pattern
-    needles = _required_literals(list(parsed), parser)
-    if not needles or min(map(len, needles)) < _MIN_NEEDLE:
-        return None
-    if ignore_case:
-        needles = frozenset(n.lower() for n in needles)
-    return tuple(sorted(needles)), tuple(sorted(_fewer(needles))), ignore_case
-
-
-def _fewer(needles: frozenset[str]) -> frozenset[str]:
-    """Fewer needles for the same gate: spellings sharing a long enough beginning or end are looked for
-    by that part (one pass over the text instead of one per spelling)."""
-    import os.path
-
-    def merge(items: set[str], key, common) -> set[str]:
-        groups: dict[str, set[str]] = {}
-        for item in items:
-            groups.setdefault(key(item), set()).add(item)
-        out: set[str] = set()
-        for members in groups.values():
-            shared = common(members)
-            out |= {shared} if len(members) > 1 and len(shared) >= 5 else members
-        return out
-
-    reduced = merge(set(needles), lambda n: n[:5], lambda m: os.path.commonprefix(sorted(m)))
-    reduced = merge(reduced, lambda n: n[-5:], lambda m: os.path.commonprefix([x[::-1] for x in m])[::-1])
-    if len(reduced) > 1:
-        common = _common_substring(reduced)
-        if len(common) >= max(_MIN_NEEDLE, min(map(len, reduced)) // 2) or (len(common) >= _MIN_NEEDLE and len(reduced) > 6):
-            return frozenset({common})
-    return frozenset(reduced)
-
-
-def _common_substring(strings: Iterable[str]) -> str:
-    """The longest string contained in all of `strings`."""
-    strings = sorted(strings, key=len)
-    shortest, others = strings[0], strings[1:]
-    for size in range(len(shortest), 0, -1):
-        for start in range(len(shortest) - size + 1):
-            part = shortest[start : start + size]
-            if all(part in other for other in others):
-                return part
-    return ""
+_DERIVE = object()  # finditer's needles: derive them from the pattern
 
 
 class _Text:
@@ -210,8 +52,11 @@ class _Text:
     however often its lines repeat, and stand for every line of that shape: a superset of the lines that hold
     the literal, which the regular expression then checks."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, carriage_returns: Sequence[int] = ()) -> None:
         self.text = text
+        # where a lone carriage return (a progress bar redrawing its line) was read as a line break: the scan sees
+        # the redrawn lines apart, and line numbers count newlines only, as editors do
+        self.carriage_returns = carriage_returns
         self._lower: str | None = None
         self._hits: dict[bytes, list[int] | None] = {}
         self._shapes: tuple[str, list[int], list[list[int]], list[int]] | None = None
@@ -247,8 +92,8 @@ class _Text:
         return self._shapes
 
     def line_number(self, pos: int) -> int:
-        """The 1-based line of a position."""
-        return bisect_right(self._line_shapes()[3], pos)
+        """The 1-based line of a position, counting newlines only (as an editor numbers the log's lines)."""
+        return bisect_right(self._line_shapes()[3], pos) - bisect_right(self.carriage_returns, pos)
 
     def _positions(self, needle: str, ignore_case: bool) -> list[int] | None:
         """Where the lines holding `needle` start (at most _MAX_HITS + 1 lines; None: more than that). Lower-case
@@ -312,9 +157,15 @@ class _Text:
                 out.append((start, end))
         return out
 
-    def finditer(self, regex: re.Pattern[str]) -> Iterator[re.Match[str]]:
-        """Every match of `regex` in the text, in order (as regex.finditer(text) would find them)."""
-        info = pattern_needles(regex.pattern)
+    def finditer(self, regex: re.Pattern[str] | str, needles=_DERIVE) -> Iterator[re.Match[str]]:
+        """Every match of `regex` in the text, in order (as regex.finditer(text) would find them). A pattern given as
+        text is compiled only when a line holds one of its literals; `needles` are its pattern_needles when known
+        (kept in the knowledge snapshot), derived from the pattern otherwise."""
+        info = pattern_needles(regex if isinstance(regex, str) else regex.pattern) if needles is _DERIVE else needles
+        if isinstance(regex, str):
+            if info is not None and not self._any_hit(info):
+                return
+            regex = cached_regex(regex)
         if info is None:
             yield from regex.finditer(self.text)
             return
@@ -334,17 +185,61 @@ class _Text:
         for start, end in windows:
             yield from regex.finditer(self.text, start, end)
 
-    def search(self, regex: re.Pattern[str]) -> re.Match[str] | None:
-        return next(self.finditer(regex), None)
+    def search(self, regex: re.Pattern[str] | str, needles=_DERIVE) -> re.Match[str] | None:
+        return next(self.finditer(regex, needles), None)
 
+    def finditer_in_shapes(self, shape_pattern: bytes, regex: re.Pattern[str]) -> Iterator[re.Match[str]]:
+        """The matches of `regex` on the lines whose shape (lower-cased, digits read as 0) matches `shape_pattern`:
+        the shapes are searched once, however many lines share them, and only their lines with the regex (a dense
+        log's thousands of lines that differ in their numbers cost one search)."""
+        joined, at, groups, starts = self._line_shapes()
+        lines: set[int] = set()
+        for m in _bytes_regex(shape_pattern).finditer(joined):
+            lines.update(groups[bisect_right(at, m.start()) - 1])
+        text = self.text
+        for number in sorted(lines):
+            start = starts[number]
+            end = text.find("\n", start)
+            yield from regex.finditer(text, start, end if end != -1 else len(text))
+
+    def _any_hit(self, info) -> bool:
+        """Whether some line may hold a match (the look-ups are remembered for the search that follows)."""
+        every, fewer, ignore_case = info
+        positions = self._all_positions(fewer, ignore_case)
+        if positions is None and every != fewer:
+            positions = self._all_positions(every, ignore_case)
+        return positions is None or bool(positions)
+
+
+
+@lru_cache(maxsize=None)
+def _bytes_regex(pattern: bytes) -> re.Pattern[bytes]:
+    return re.compile(pattern)
+
+
+def shape_of(text: str) -> str:
+    """A text as the line shapes spell it: lower-cased, its digits read as 0."""
+    return text.lower().translate(_DIGITS_AS_ZERO_STR)
 
 
 def _clean(text: str) -> str:
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _clean_text(text)[0]
+
+
+def _clean_text(text: str) -> tuple[str, list[int]]:
+    """The text without terminal escapes, its line breaks as newlines, and where a lone carriage return (a
+    progress bar's redraw) became one (for line numbers that count newlines only)."""
     if "\x1b" in text:
         text = cached_regex(_ANSI).sub("", text)
-    return text
+    returns: list[int] = []
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+        i = text.find("\r")
+        while i != -1:
+            returns.append(i)
+            i = text.find("\r", i + 1)
+        text = text.replace("\r", "\n")
+    return text, returns
 
 
 def _line_of(scan: _Text, pos: int) -> tuple[str, int]:

@@ -9,11 +9,19 @@ For each such partition: the groups that can run the target at all (each resolve
 for together; where that one stack is not native on a group that has a native stack alone, the groups are
 covered greedily, the most constrained first (the group whose own newest stack is oldest), each stack taking
 every further group it still runs natively on. For release ranges (a GPU needs a release at least this new, a
-driver allows one at most this new) this gives the fewest stacks."""
+driver allows one at most this new) this gives the fewest stacks. With --fleet-stacks newest each group takes the
+stack it gets alone instead, groups with the same one sharing it.
+
+The cover asks about sets of groups by their Profile (per compute capability the lowest driver, and the lowest
+driver of all): what the resolver reads of them. A group that adds nothing new to a set's profile is decided
+without asking, and each profile is asked once, so the work grows with the groups (each resolved alone once, and
+a bounded request per trial), not with their square; every resolution checks the command's deadline first. The
+answer's stacks are then resolved once more over their groups' own GPUs, as one request, for the plans."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from packaging.version import Version
 
@@ -45,10 +53,23 @@ class FleetStack:
         """How this stack runs on a group's GPUs (the worst of them)."""
         if self.stack.cuda is None:
             return GpuSupport.CPU_ONLY
-        ccs = {g.cc for g in group.gpus}
-        found = [e.support for e in self.stack.gpus if e.cc in ccs]
-        order = (GpuSupport.UNSUPPORTED, GpuSupport.PTX_JIT, GpuSupport.NATIVE)
-        return min(found, key=lambda s: order.index(s) if s in order else 0) if found else GpuSupport.NATIVE
+        found = [self.support_by_cc[g.cc] for g in group.gpus if g.cc in self.support_by_cc]
+        return min(found, key=support_rank) if found else GpuSupport.NATIVE
+
+    @cached_property
+    def support_by_cc(self) -> dict[str, GpuSupport]:
+        """The worst support of the stack's GPU entries per compute capability (one pass over a fleet's GPUs, not
+        one per group)."""
+        worst: dict[str, GpuSupport] = {}
+        for e in self.stack.gpus:
+            held = worst.get(e.cc)
+            worst[e.cc] = e.support if held is None else min(held, e.support, key=support_rank)
+        return worst
+
+
+def support_rank(support: GpuSupport) -> int:
+    order = (GpuSupport.UNSUPPORTED, GpuSupport.PTX_JIT, GpuSupport.NATIVE)
+    return order.index(support) if support in order else 0
 
 
 @dataclass(frozen=True)
@@ -58,10 +79,15 @@ class FleetPlan:
     stacks: tuple[FleetStack, ...]  # newest first
     excluded: tuple[Exclusion, ...]
     alone: dict  # group name -> the Resolution of that group on its own
+    choice: str = "fewest"  # --fleet-stacks: the fewest stacks, or each group its newest
 
     def stack_of(self, group: Group) -> int | None:
         """The index of the stack a group takes; None for an excluded group."""
-        return next((i for i, s in enumerate(self.stacks) if group in s.groups), None)
+        return self.stack_index.get(group.name)
+
+    @cached_property
+    def stack_index(self) -> dict[str, int]:
+        return {g.name: i for i, s in enumerate(self.stacks) for g in s.groups}
 
     @property
     def status(self) -> str:
@@ -92,9 +118,23 @@ def group_request(kb, base: Request, groups: list[Group] | tuple[Group, ...]) ->
                    apple_gpu=None, assumptions=(why,))
 
 
-def plan_fleet(kb, base: Request, groups: list[Group], allow_cpu: bool = False) -> FleetPlan:
+FEWEST, NEWEST = "fewest", "newest"  # --fleet-stacks: the fewest stacks (the default), or each group its newest
+
+
+class FleetTimeout(Exception):
+    """The decision ran past the command's deadline: how far it got."""
+
+    def __init__(self, decided: int, total: int):
+        super().__init__(decided, total)
+        self.decided, self.total = decided, total
+
+
+def plan_fleet(kb, base: Request, groups: list[Group], allow_cpu: bool = False, choice: str = FEWEST,
+               deadline=None) -> FleetPlan:
+    """`deadline` (anything with .expired()) is checked before every resolution: FleetTimeout past it."""
     from stackresolve.resolve import resolve
 
+    decider = Decider(kb, base, deadline, len(groups))
     excluded: list[Exclusion] = []
     alone: dict[str, Resolution] = {}
     runnable: list[Group] = []
@@ -102,7 +142,9 @@ def plan_fleet(kb, base: Request, groups: list[Group], allow_cpu: bool = False) 
         if g.cpu and not allow_cpu:
             excluded.append(Exclusion(g, NO_GPU))
             continue
+        decider.tick()
         resolution = resolve(kb, group_request(kb, base, [g]), with_alternatives=False)
+        decider.decided += 1
         if resolution.stack is None:
             excluded.append(Exclusion(g, conflict_reason(resolution)))
             continue
@@ -114,68 +156,181 @@ def plan_fleet(kb, base: Request, groups: list[Group], allow_cpu: bool = False) 
         partitions.setdefault((g.os, g.arch, g.cpu), []).append(g)
     stacks: list[FleetStack] = []
     for part in partitions.values():
-        stacks += cover(kb, base, part, alone)
+        stacks += (newest_each(decider, part, alone) if choice == NEWEST else cover(decider, part, alone))
     stacks.sort(key=lambda s: stack_key(s.stack), reverse=True)
-    return FleetPlan(base, tuple(groups), tuple(stacks), tuple(excluded), alone)
+    return FleetPlan(base, tuple(groups), tuple(stacks), tuple(excluded), alone, choice)
 
 
-def cover(kb, base: Request, groups: list[Group], alone: dict[str, Resolution]) -> list[FleetStack]:
-    from stackresolve.resolve import resolve
+class Profile:
+    """What one request over a set of groups of one partition reads of them, kept small whatever their number: per
+    compute capability the lowest driver among its machines (a GPU's own driver is only held against its
+    architecture's first driver, a floor), whether some machine of it has no known driver, the lowest driver of
+    all (which decides the CUDA), and the compute capabilities where a group runs natively on its own (a shared
+    stack must stay native there). Two sets with equal profiles get the same stack."""
 
-    if len(groups) > 1:
-        together = resolve(kb, group_request(kb, base, groups), with_alternatives=False)
-        if together.stack is not None and keeps_native(together.stack, groups, alone):
-            return [FleetStack(together, tuple(groups))]
-    clusters = promote(kb, base, greedy_cover(kb, base, groups, alone), alone)
-    return [FleetStack(alone[taken[0].name] if len(taken) == 1 else
-                       resolve(kb, group_request(kb, base, taken), with_alternatives=False), tuple(taken))
-            for taken, _ in clusters]
+    __slots__ = ("cpu", "lowest", "unknown", "native")
+
+    def __init__(self, cpu: bool, lowest: dict, unknown: frozenset, native: frozenset):
+        self.cpu, self.lowest, self.unknown, self.native = cpu, lowest, unknown, native
+
+    @classmethod
+    def of(cls, group: Group, alone: dict[str, Resolution]) -> "Profile":
+        return cls(group.cpu, {}, frozenset(), frozenset()).plus(group, alone)
+
+    def plus(self, group: Group, alone: dict[str, Resolution]) -> "Profile":
+        lowest = dict(self.lowest)
+        unknown = set(self.unknown)
+        for fact in group.gpus:
+            if group.driver is None:
+                unknown.add(fact.cc)
+                continue
+            held = lowest.get(fact.cc)
+            if held is None or DriverVersion.parse(group.driver) < DriverVersion.parse(held):
+                lowest[fact.cc] = group.driver
+        native = self.native | (frozenset(f.cc for f in group.gpus) if native_alone(alone[group.name].stack)
+                                else frozenset())
+        return Profile(self.cpu, lowest, frozenset(unknown), native)
+
+    @property
+    def request_key(self) -> tuple:
+        return (self.cpu, tuple(sorted(self.lowest.items())), tuple(sorted(self.unknown)))
 
 
-def fits(kb, base: Request, groups: list[Group], alone: dict[str, Resolution]) -> Stack | None:
-    """The stack one request over these groups gets, when it is native wherever a group alone is native."""
-    from stackresolve.resolve import resolve_stack
+class Decider:
+    """Resolutions of profiles, each asked of the resolver once, within the command's deadline."""
 
-    if len(groups) == 1:
-        return alone[groups[0].name].stack
-    stack = resolve_stack(kb, group_request(kb, base, groups))
-    return stack if stack is not None and keeps_native(stack, groups, alone) else None
+    def __init__(self, kb, base: Request, deadline, total: int):
+        self.kb, self.base, self.deadline, self.total = kb, base, deadline, total
+        self.decided = 0
+        self.stacks: dict[tuple, Stack | None] = {}
+
+    def tick(self) -> None:
+        if self.deadline is not None and self.deadline.expired():
+            raise FleetTimeout(self.decided, self.total)
+
+    def stack(self, first: Group, profile: Profile) -> Stack | None:
+        """The stack one request over the groups of this profile gets (`first`: one of them, for OS and
+        architecture), when it stays native wherever one of them is native alone; else None."""
+        from stackresolve.resolve import resolve_stack
+
+        key = (first.os, first.arch, profile.request_key)
+        if key not in self.stacks:
+            self.tick()
+            self.stacks[key] = resolve_stack(self.kb, profile_request(self.kb, self.base, first, profile))
+        stack = self.stacks[key]
+        return stack if stack is not None and native_on(stack, profile.native) else None
+
+    def resolution(self, groups: list[Group], alone: dict[str, Resolution]) -> Resolution:
+        """The full resolution of the request over these groups (every machine's GPUs named), for the answer."""
+        from stackresolve.resolve import resolve
+
+        if len(groups) == 1:
+            return alone[groups[0].name]
+        self.tick()
+        return resolve(self.kb, group_request(self.kb, self.base, groups), with_alternatives=False)
 
 
-def greedy_cover(kb, base: Request, groups: list[Group], alone: dict[str, Resolution]) -> list[tuple[list, Stack]]:
+def profile_request(kb, base: Request, first: Group, profile: Profile) -> Request:
+    """The request over a profile: one GPU per compute capability and lowest driver (and one without a driver
+    where some machine's is unknown), the lowest driver of all for the stack: what group_request asks of the groups
+    themselves, less the GPUs that repeat a fact."""
+    gpus = [replace(gpu_from_cc(kb, cc, "", "fleet"), driver=driver) for cc, driver in profile.lowest.items()]
+    gpus += [gpu_from_cc(kb, cc, "", "fleet") for cc in profile.unknown]
+    gpus.sort(key=lambda t: t.capability)
+    driver = min(profile.lowest.values(), key=DriverVersion.parse) if profile.lowest else None
+    return replace(base, os=first.os, arch=first.arch, gpus=tuple(gpus), driver=driver, cpu_only=False,
+                   apple_gpu=None, assumptions=("fleet",))
+
+
+def cover(decider: Decider, groups: list[Group], alone: dict[str, Resolution]) -> list[FleetStack]:
+    if len(groups) > 1 and not groups[0].cpu:
+        profile = Profile.of(groups[0], alone)
+        for g in groups[1:]:
+            profile = profile.plus(g, alone)
+        if decider.stack(groups[0], profile) is not None:
+            return [FleetStack(decider.resolution(groups, alone), tuple(groups))]
+    elif len(groups) > 1:  # CPU groups of one OS and architecture: one request, one CPU build
+        return [FleetStack(decider.resolution(groups, alone), tuple(groups))]
+    clusters = promote(decider, greedy_cover(decider, groups, alone), alone)
+    return [FleetStack(decider.resolution(taken, alone), tuple(taken)) for taken, _, _ in clusters]
+
+
+def greedy_cover(decider: Decider, groups: list[Group], alone: dict[str, Resolution]) -> list:
     """The most constrained group first (its own newest stack is the oldest), each stack taking every further
-    group it still runs natively on: for release ranges, the fewest stacks."""
+    group it still runs natively on: for release ranges, the fewest stacks. A trial asks the resolver only for a
+    profile not asked before: a group that repeats the cluster's facts costs nothing."""
     remaining = sorted(groups, key=lambda g: stack_key(alone[g.name].stack))
     clusters = []
     while remaining:
-        taken = [remaining.pop(0)]
-        stack = alone[taken[0].name].stack
-        for g in list(remaining):
-            trial = fits(kb, base, taken + [g], alone)
+        first = remaining.pop(0)
+        taken, stack, profile = [first], alone[first.name].stack, Profile.of(first, alone)
+        left = []
+        for g in remaining:
+            trial_profile = profile.plus(g, alone)
+            trial = decider.stack(first, trial_profile)
             if trial is not None:
                 taken.append(g)
-                remaining.remove(g)
-                stack = trial
-        clusters.append((taken, stack))
+                stack, profile = trial, trial_profile
+            else:
+                left.append(g)
+        remaining = left
+        clusters.append((taken, stack, profile))
     return clusters
 
 
-def promote(kb, base: Request, clusters: list[tuple[list, Stack]],
-            alone: dict[str, Resolution]) -> list[tuple[list, Stack]]:
+def promote(decider: Decider, clusters: list, alone: dict[str, Resolution]) -> list:
     """Each group moves to the newest stack of the cover that runs natively on it without getting older itself,
     so no group keeps an old stack that a newer one of the same cover serves; a stack left without groups goes."""
     clusters = sorted(clusters, key=lambda c: stack_key(c[1]), reverse=True)
     for i in range(len(clusters)):
-        taken, stack = clusters[i]
+        taken, stack, profile = clusters[i]
         for j in range(i + 1, len(clusters)):
-            for g in list(clusters[j][0]):
-                trial = fits(kb, base, taken + [g], alone)
+            stay = []
+            for g in clusters[j][0]:
+                trial_profile = profile.plus(g, alone)
+                trial = decider.stack(taken[0], trial_profile)
                 if trial is not None and stack_key(trial) >= stack_key(stack):
                     taken.append(g)
-                    clusters[j][0].remove(g)
-                    stack = trial
-        clusters[i] = (taken, stack)
-    return [(taken, stack) for taken, stack in clusters if taken]
+                    stack, profile = trial, trial_profile
+                else:
+                    stay.append(g)
+            clusters[j] = (stay, clusters[j][1], clusters[j][2])
+        clusters[i] = (taken, stack, profile)
+    return [c for c in clusters if c[0]]
+
+
+def newest_each(decider: Decider, groups: list[Group], alone: dict[str, Resolution]) -> list[FleetStack]:
+    """--fleet-stacks newest: every group takes the newest stack it runs alone; groups whose newest stacks are
+    the same share it (one request over them gets that stack, as it is in every group's choice)."""
+    by_stack: dict[tuple, list[Group]] = {}
+    for g in sorted(groups, key=lambda g: stack_key(alone[g.name].stack), reverse=True):
+        by_stack.setdefault(stack_identity(alone[g.name].stack), []).append(g)
+    stacks = []
+    for taken in by_stack.values():
+        shared = decider.resolution(taken, alone)
+        if shared.stack is not None and stack_identity(shared.stack) == stack_identity(alone[taken[0].name].stack) \
+                and keeps_native(shared.stack, taken, alone):
+            stacks.append(FleetStack(shared, tuple(taken)))
+        else:  # not expected (each group's choice holds this stack); never give a group an older one for it
+            stacks += [FleetStack(alone[g.name], (g,)) for g in taken]
+    return stacks
+
+
+def stack_identity(stack: Stack) -> tuple:
+    """What makes two stacks the same install: framework build, CUDA, cuDNN, Python."""
+    return (stack.framework.label, stack.cuda.release if stack.cuda else None,
+            stack.cudnn.version if stack.cudnn else None, stack.python.recommended)
+
+
+def native_alone(stack: Stack) -> bool:
+    return stack.cuda is not None and all(e.support is GpuSupport.NATIVE for e in stack.gpus)
+
+
+def native_on(stack: Stack, ccs: frozenset) -> bool:
+    """The stack runs natively on every GPU of these compute capabilities (a CPU stack: nothing to keep)."""
+    if stack.cuda is None:
+        return True
+    return not any(e.support is not GpuSupport.NATIVE for e in stack.gpus if e.cc in ccs)
 
 
 def keeps_native(stack: Stack, groups: list[Group], alone: dict[str, Resolution]) -> bool:

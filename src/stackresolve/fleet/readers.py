@@ -30,11 +30,11 @@ Three kinds of input:
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Callable
 
 from stackresolve.fleet.model import FleetInputError, GpuFact, Member
+from stackresolve.inputs import StructuredInputError, parse_structured
 from stackresolve.model.enums import Arch, Os
 
 DETECT_SCHEMA = "stackresolve/detect@1"
@@ -63,13 +63,11 @@ def read_document(text: str, origin: str, lookup: GpuLookup) -> list[Member]:
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
-            doc = json.loads(text)
-        except RecursionError:
-            raise FleetInputError([f"{origin}: JSON nested too deeply to be a node list or a detect report"]) from None
-        except ValueError as exc:
-            if stripped.startswith("["):  # a TOML inventory starts with [[machine]]
+            doc = parse_structured(text, origin, "JSON")
+        except StructuredInputError as exc:
+            if exc.syntax and stripped.startswith("["):  # a TOML inventory starts with [[machine]]
                 return read_inventory(text, origin, lookup)
-            raise FleetInputError([f"{origin}: not valid JSON ({exc})"]) from None
+            raise FleetInputError([str(exc)]) from None
         if isinstance(doc, dict) and doc.get("kind") in ("List", "NodeList") and isinstance(doc.get("items"), list):
             return read_nodes(doc["items"], origin, lookup)
         if isinstance(doc, dict) and doc.get("kind") == "Node":
@@ -122,7 +120,8 @@ def node_member(name: str, labels: dict[str, str], status: Any, origin: str, loo
     major, minor = labels.get(GFD + "gpu.compute.major"), labels.get(GFD + "gpu.compute.minor")
     if product is None and major is None:
         capacity = status.get("capacity") if isinstance(status, dict) else None
-        has_gpus = isinstance(capacity, dict) and str(capacity.get("nvidia.com/gpu", "0")) not in ("0", "")
+        gpu_capacity = capacity.get("nvidia.com/gpu") if isinstance(capacity, dict) else None
+        has_gpus = isinstance(gpu_capacity, str) and gpu_capacity not in ("0", "")  # a quantity is a string
         note = ("has nvidia.com/gpu capacity but no GPU Feature Discovery labels (nvidia.com/gpu.product): "
                 "planned as a CPU machine" if has_gpus else
                 "no GPU Feature Discovery labels (nvidia.com/gpu.product): a CPU machine")
@@ -198,6 +197,10 @@ def detect_member(doc: dict, name: str, origin: str, lookup: GpuLookup) -> Membe
             raise ValueError(f"'{key}' is not as detect@1 writes it (an object for os and driver, a list for gpus)")
     if not all(isinstance(g, dict) for g in doc["gpus"]):
         raise ValueError("'gpus' holds something other than GPU objects")
+    check_types(doc["os"], "os", {"system": str, "wsl": bool, "distro": str, "release": str, "arch": str})
+    check_types(doc["driver"] or {}, "driver", {"version": str})
+    for index, gpu in enumerate(doc["gpus"]):
+        check_types(gpu, f"gpus[{index}]", {"name": str, "model": str, "compute_capability": str})
     os_doc = doc.get("os") or {}
     system = "wsl2" if os_doc.get("wsl") else os_doc.get("system")
     if system not in Os.names():
@@ -228,17 +231,29 @@ def detect_member(doc: dict, name: str, origin: str, lookup: GpuLookup) -> Membe
                   notes=tuple(notes))
 
 
+def check_types(obj: dict, where: str, types: dict[str, type]) -> None:
+    """Each field present and not null is of its type as detect@1 writes it: a bool is not a number, a number not a
+    string (a driver 470.82 written as a JSON number would read as another version)."""
+    for key, kind in types.items():
+        value = obj.get(key)
+        if value is not None and type(value) is not kind:
+            raise ValueError(f"{where}.{key} is {json_type(value)}, not {json_type(kind())} as detect@1 writes it")
+
+
+def json_type(value) -> str:
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
+            dict: "an object"}.get(type(value), type(value).__name__)
+
+
 # -- the inventory file ------------------------------------------------------------------------------------
 def read_inventory(text: str, origin: str, lookup: GpuLookup) -> list[Member]:
     try:
-        import tomllib
-    except ModuleNotFoundError:  # Python < 3.11
-        import tomli as tomllib
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        doc = parse_structured(text, origin, "TOML")
+    except StructuredInputError as exc:
+        if not exc.syntax:
+            raise FleetInputError([str(exc)]) from None
         raise FleetInputError([f"{origin}: neither JSON (a kubectl nodes document or a detect report) nor a TOML "
-                               f"inventory ({exc})"]) from None
+                               f"inventory ({str(exc).removeprefix(f'{origin}: not valid TOML (')[:-1]})"]) from None
     machines = doc.get("machine")
     if not isinstance(machines, list) or not machines:
         raise FleetInputError([f"{origin}: an inventory lists its machines as [[machine]] tables; none found"])
@@ -291,8 +306,8 @@ def inventory_members(entry: dict, origin: str, lookup: GpuLookup) -> list[Membe
                              f"\"X.Y\" (`stackresolve gpus` lists known models)")
         gpus = (GpuFact(values.get("gpu", ""), cc or known[1], known[0] if known else ""),)
     count = entry.get("gpu_count")
-    if count is not None and (not isinstance(count, int) or count < 1):
-        raise ValueError("gpu_count is a positive whole number")
+    if count is not None and (type(count) is not int or count < 1):  # TOML true is a bool, and bool is an int
+        raise ValueError(f"gpu_count {safe(str(count).lower())!r}: a positive whole number such as 4")
     notes = () if gpus else ("no gpu or gpu_cc given: a CPU machine",)
     return [Member(name=n, origin=origin, os=Os(os_name), arch=arch, gpus=gpus, driver=driver, gpu_count=count,
                    distro=values.get("distro"), release=values.get("release"), notes=notes) for n in names]

@@ -3,7 +3,7 @@ stack. Pure: they render what decide.py decided."""
 
 from __future__ import annotations
 
-from stackresolve.fleet.decide import FleetPlan, FleetStack
+from stackresolve.fleet.decide import NEWEST, FleetPlan, FleetStack, stack_key
 from stackresolve.fleet.model import Group, Member
 from stackresolve.fleet.readers import GFD
 
@@ -24,8 +24,11 @@ def render_text(plan: FleetPlan) -> str:
     asked = plan.request.asked
     machines = sum(len(g.members) for g in plan.groups)
     lines = [f"stackresolve plan --fleet: {asked} for {machines} machine(s) in {len(plan.groups)} group(s)",
-             f"status: {plan.status}", ""]
-    if len(plan.stacks) == 1:
+             f"status: {plan.status}", choice_line(plan), ""]
+    if plan.choice == NEWEST and plan.stacks:
+        lines.append(f"Each group takes the newest stack it runs on its own: {len(plan.stacks)} stack(s), newest "
+                     f"first:")
+    elif len(plan.stacks) == 1:
         lines.append("One stack runs on every machine that can run the target:")
     elif plan.stacks:
         lines.append(f"No single stack runs natively on every group; {len(plan.stacks)} stacks cover them "
@@ -47,6 +50,10 @@ def render_text(plan: FleetPlan) -> str:
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     lines.append("")
     lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    held = held_back(plan)
+    if held:
+        lines += ["", "Held back by the shared stack (--fleet-stacks newest gives each group its own newest):"]
+        lines += [f"  {g.name}: takes {taken}; on its own {own}" for g, taken, own in held]
     if plan.excluded:
         lines += ["", "Excluded (cannot run the target at all):"]
         lines += [f"  {e.group.name} ({members_text(e.group)}): {shorten_releases(e.reason)}" for e in plan.excluded]
@@ -67,6 +74,25 @@ def render_text(plan: FleetPlan) -> str:
     lines += ["", "Each stack's install plans: --format pip|conda|apt|dockerfile|powershell|lock (one stack), or "
                   "-o DIR for every stack and format."]
     return "\n".join(lines) + "\n"
+
+
+def choice_line(plan: FleetPlan) -> str:
+    if plan.choice == NEWEST:
+        return "stacks: each group its newest (--fleet-stacks newest; the default, fewest, shares stacks)"
+    return "stacks: the fewest that cover the fleet (--fleet-stacks newest: each group its newest)"
+
+
+def held_back(plan: FleetPlan) -> list[tuple[Group, str, str]]:
+    """Groups whose stack is older than the newest they run on their own: (group, its stack, its own newest)."""
+    held = []
+    for g in plan.groups:
+        index, own = plan.stack_of(g), plan.alone.get(g.name)
+        if index is None or own is None:
+            continue
+        taken = plan.stacks[index].stack
+        if stack_key(own.stack) > stack_key(taken):
+            held.append((g, taken.framework.label, own.stack.framework.label))
+    return held
 
 
 def shorten_releases(reason: str) -> str:
@@ -110,6 +136,7 @@ def fleet_json(plan: FleetPlan, plans: list[dict[str, str]], affinity: list[str 
     """The `fleet` field of the plan@1 document."""
     return {
         "status": plan.status,
+        "choice": plan.choice,
         "groups": [group_json(plan, g) for g in plan.groups],
         "stacks": [{"index": i, "groups": [g.name for g in s.groups], "status": s.resolution.status,
                     "stack": s.stack.to_json(), "request": s.resolution.request.to_json(),

@@ -3,17 +3,22 @@ there, pip otherwise), then proof: the framework imports in it and, for a GPU pl
 
     report = install(target, options, runner=..., check=..., progress=...)
 
-The folder: a new or empty one is made into the venv; one that holds a venv this command made (its marker file) is
-installed into again; any other non-empty folder is refused unless --reuse names an existing venv. The marker
-`.stackresolve-install.json` is written first with "complete": false and rewritten with "complete": true only after
-every check held, so an interrupted or failed install never looks complete; a venv this run created is removed
-when the run fails or is interrupted.
+The folder: a new or empty one is made into the venv; one that holds a venv this user's stackresolve made there (its
+marker file, whose proof only this user's install key can make: see made_here) is installed into again; any other
+non-empty folder is refused unless --reuse names an existing venv. The marker `.stackresolve-install.json` is
+written first with "complete": false and rewritten with "complete": true only after every check held, so an
+interrupted or failed install never looks complete; a venv this run created is removed when the run fails or is
+interrupted. One install at a time per folder: an advisory lock file beside it is held for the whole install.
+
+Wheels only: the installer is told --only-binary :all:, except for the sdists the knowledge base names for the
+build (pinned), so a lock cannot make it run a build backend.
 
 Every subprocess goes through the injected runner (detect.runner's contract, with a timeout per step).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -76,6 +81,9 @@ class InstallReport:
     check_ok: bool | None = None
     check_lines: tuple[str, ...] = ()
     findings: list[str] = field(default_factory=list)  # what does not hold, one line each
+    source_builds: list[str] = field(default_factory=list)  # the sdists built (named by the knowledge base)
+    lock_file: str = ""  # the advisory lock held for the whole install
+    machine_check: list[dict] = field(default_factory=list)  # the differences the check before installing found
 
     @property
     def ok(self) -> bool:
@@ -88,7 +96,9 @@ class InstallReport:
                            "found_by": self.python.how} if self.python else None,
                 "import_check": self.imported, "gpu_stack": self.target.gpu,
                 "check": {"ok": self.check_ok, "lines": list(self.check_lines)},
-                "findings": list(self.findings), "seconds": {k: round(v, 2) for k, v in self.seconds.items()}}
+                "findings": list(self.findings), "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
+                "built_from_source": list(self.source_builds), "lock_file": self.lock_file,
+                "machine_check": list(self.machine_check)}
 
 
 def venv_python(venv: Path) -> Path:
@@ -98,20 +108,100 @@ def venv_python(venv: Path) -> Path:
 def read_marker(venv: Path) -> dict | None:
     try:
         doc = json.loads((venv / MARKER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return doc if isinstance(doc, dict) and doc.get("schema") == MARKER_SCHEMA else None
 
 
+# -- who made the venv ----------------------------------------------------------------------------------------
+# A marker file anyone can write (a cloned repository's .venv can hold one) proves nothing by itself: running the
+# venv's bin/python runs whatever is there. The marker therefore carries a proof only this user's stackresolve can
+# make: HMAC-SHA256, keyed by a secret the command created (INSTALL_KEY in the user's cache folder, which must be
+# the user's own and writable by no one else), over the venv's real path and a nonce made for that run. Without
+# the key (no cache folder, a cleared cache, another user or machine), re-installing into the venv needs --reuse.
+INSTALL_KEY = "install-key"
+
+
+def install_key(create: bool) -> bytes | None:
+    """This user's install key (32 random bytes), made when `create` and missing; None where there is none or its
+    folder or file is not the user's alone."""
+    import secrets
+    import stat
+
+    from stackresolve.knowledge.snapshot import cache_dir, trusted, trusted_cache_dir
+
+    folder = cache_dir()
+    if folder is None:
+        return None
+    if create:
+        try:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError:
+            return None
+    if trusted_cache_dir() is None:
+        return None
+    path = folder / INSTALL_KEY
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, os.O_RDONLY | nofollow)
+    except FileNotFoundError:
+        if not create:
+            return None
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow, 0o600)
+            with os.fdopen(fd, "wb") as out:
+                out.write(secrets.token_bytes(32))
+        except FileExistsError:  # another install made it meanwhile
+            pass
+        except OSError:
+            return None
+        return install_key(create=False)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        key = handle.read(64)
+    if not stat.S_ISREG(info.st_mode) or not trusted(info) or info.st_mode & (stat.S_IRGRP | stat.S_IROTH) or \
+            len(key) != 32:
+        return None
+    return key
+
+
+def _proof(key: bytes, venv: Path, nonce: str) -> str:
+    import hashlib
+    import hmac
+
+    return hmac.new(key, f"{os.path.realpath(venv)}\n{nonce}".encode("utf-8", "surrogateescape"),
+                    hashlib.sha256).hexdigest()
+
+
+def made_here(venv: Path, marker: dict | None) -> bool:
+    """Whether `marker` is one this user's stackresolve wrote for this very folder (its proof checks out)."""
+    import hmac
+
+    if marker is None:
+        return False
+    nonce, proof = marker.get("nonce"), marker.get("proof")
+    if not isinstance(nonce, str) or not isinstance(proof, str) or not 16 <= len(nonce) <= 128:
+        return False
+    key = install_key(create=False)
+    return key is not None and hmac.compare_digest(_proof(key, venv, nonce).encode(),
+                                                   proof.encode("utf-8", "surrogateescape"))
+
+
 def _write_marker(venv: Path, report: InstallReport, complete: bool) -> None:
+    import secrets
+
     from stackresolve.files import atomic_write
 
-    atomic_write(venv / MARKER, json.dumps({"schema": MARKER_SCHEMA, "complete": complete,
-                                            "target": report.target.label,
-                                            "python": report.python.version if report.python else None,
-                                            "installer": report.installer,
-                                            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-                                            if complete else None}, indent=2) + "\n")
+    doc = {"schema": MARKER_SCHEMA, "complete": complete, "target": report.target.label,
+           "python": report.python.version if report.python else None, "installer": report.installer,
+           "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) if complete else None}
+    key = install_key(create=True)
+    if key is not None:  # without a key the marker proves nothing: the next install into it needs --reuse
+        nonce = secrets.token_hex(16)
+        doc.update(nonce=nonce, proof=_proof(key, venv, nonce))
+    atomic_write(venv / MARKER, json.dumps(doc, indent=2) + "\n")
 
 
 def prepare_folder(options: InstallOptions) -> tuple[bool, bool]:
@@ -124,15 +214,88 @@ def prepare_folder(options: InstallOptions) -> tuple[bool, bool]:
         return True, False
     if not any(venv.iterdir()):
         return True, True
-    if read_marker(venv) is not None:
-        return False, True  # a venv this command made: installed into again
+    marker = read_marker(venv)
+    if made_here(venv, marker):
+        return False, True  # a venv this user's stackresolve made here: installed into again
     if not (venv / "pyvenv.cfg").is_file():
         raise InputError(f"--venv {str(venv)!r}: the folder is not empty and is not a virtual environment; name a new "
                          f"or empty folder")
     if not options.reuse:
-        raise InputError(f"--venv {str(venv)!r}: the folder holds a virtual environment stackresolve did not make; "
-                         f"pass --reuse to install into it, or name a new folder")
+        why = ("holds a stackresolve marker this user's stackresolve did not write here (copied or cloned from "
+               "elsewhere?)" if marker is not None else "holds a virtual environment stackresolve did not make")
+        raise InputError(f"--venv {str(venv)!r}: the folder {why}; pass --reuse to install into it (its Python will "
+                         f"run), or name a new folder")
     return False, True
+
+
+# -- one install per folder at a time ---------------------------------------------------------------------------
+@contextlib.contextmanager
+def folder_lock(venv: Path):
+    """Hold the advisory lock of the install into `venv` for the whole install: a lock file beside it
+    (`.NAME.stackresolve-install.lock`, removed when done), locked with flock (POSIX) or msvcrt.locking (Windows).
+    InputError (exit 2, nothing touched) when another install holds it. The file is opened without following
+    links and must be a plain file with one link, so a planted link cannot make us write elsewhere."""
+    import stat
+
+    real = Path(os.path.realpath(venv))  # one lock whatever name or link the folder is given by
+    try:
+        real.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--venv {str(venv)!r}: cannot make its parent folder ({exc.strerror or exc})") from None
+    path = real.parent / f".{real.name}.stackresolve-install.lock"
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        try:
+            fd = os.open(path, flags, 0o600)
+        except OSError as exc:
+            raise InputError(f"--venv {str(venv)!r}: cannot open the install lock {str(path)!r} "
+                             f"({exc.strerror or exc})") from None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            os.close(fd)
+            raise InputError(f"--venv {str(venv)!r}: {str(path)!r} is not a plain file; remove it")
+        if not _try_lock(fd):
+            holder = os.read(fd, 32).decode("ascii", "replace").strip()
+            os.close(fd)
+            raise InputError(f"--venv {str(venv)!r}: another stackresolve install"
+                             + (f" (process {holder})" if holder.isdigit() else "") + " is installing into this "
+                             f"folder; wait for it to finish, or name another folder")
+        try:  # the file we locked must still be the one at the path (a finished install removes its file)
+            same = os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:
+            same = None
+        if same is not None and (same.st_ino, same.st_dev) == (info.st_ino, info.st_dev):
+            break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield path
+    finally:
+        if os.name != "nt":
+            try:
+                os.unlink(path)  # still held: a waiting install finds the path gone and opens a new file
+            except OSError:
+                pass
+        os.close(fd)  # closing releases the lock
+
+
+def _try_lock(fd: int) -> bool:
+    if os.name == "nt":  # pragma: no cover - Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 def _undo(venv: Path, existed: bool) -> None:
@@ -195,14 +358,27 @@ def pip_index_options(options: InstallOptions) -> list[str]:
     return [*argv, *[w for f in options.find_links for w in ("--find-links", f)]]
 
 
-def requirements_text(target: InstallTarget, installer: str) -> str:
+def requirements_text(target: InstallTarget, installer: str, source_builds=()) -> str:
     """The file the installer reads: a full lock as it is; otherwise the plan's lines (pip gets the stack's index
-    option in the file, as the pip plan writes it; uv gets it on the command line)."""
+    option in the file, as the pip plan writes it; uv gets it on the command line), then the pins of the sdists the
+    knowledge base lets this build compile (so only that version can be built)."""
     if target.hashed:
         return target.file_text
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
     index = [" ".join(target.index_args[i:i + 2]) for i in range(0, len(target.index_args), 2)] \
         if installer == "pip" else []
-    return "\n".join([*index, *target.requirements]) + "\n"
+    named = {canonicalize_name(Requirement(line).name) for line in target.requirements}
+    pins = [b.requirement for b in source_builds if canonicalize_name(b.package) not in named]
+    return "\n".join([*index, *target.requirements, *pins]) + "\n"
+
+
+def binary_options(source_builds=()) -> list[str]:
+    """Wheels only: a build backend is code, and a lock must not be able to run code. The exceptions are the sdists
+    the knowledge base names for the build (pinned in the requirements). pip and uv read these alike; the order
+    matters to pip (`--only-binary :all:` clears the `--no-binary` names given before it)."""
+    return ["--only-binary", ":all:", *[w for b in source_builds for w in ("--no-binary", b.package)]]
 
 
 def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str | None, host: Host,
@@ -210,23 +386,39 @@ def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str |
             progress: Callable[[str], None] = lambda _msg: None, env=None) -> InstallReport:
     """Install `target` into options.venv on this machine (`host`) and verify it. Raises InputError (bad input:
     nothing touched), InstallFailed (a step failed: the venv this run created is removed), KeyboardInterrupt
-    (likewise). A venv whose verification fails is kept for diagnosis, its marker saying "complete": false."""
-    from stackresolve.plan.pip import pip_upgrade
-
+    (likewise). A venv whose verification fails is kept for diagnosis, its marker saying "complete": false. The
+    folder's lock (folder_lock) is held from before the folder is looked at until the report is made."""
     refuse_pip_first(target)
     if target.os.wheel_os is not host.os.wheel_os:
         raise InputError(f"the lock is for {target.os}; this machine runs {host.os} (make a lock for it with "
                          f"`stackresolve plan --format lock`)")
     if target.file_kind == "pylock.toml" and options.installer == "pip":
         raise InputError("--installer pip: pip cannot install a pylock.toml; use uv (--installer uv)")
+    from stackresolve.index import insecure_url
+
     for folder in options.find_links:
         if "://" not in folder and not Path(folder).is_dir():
             raise InputError(f"--find-links {folder!r}: no such folder")
-    created, existed = prepare_folder(options)
+    for flag, url in [("--index-url", options.index_url), *(("--find-links", f) for f in options.find_links)]:
+        if url and "://" in url and insecure_url(url):
+            raise InputError(f"{flag} {url!r}: plain http can be changed on the way; use https (pip refuses it too, "
+                             f"unless told --trusted-host)")
     installer = choose_installer(options, uv)
     if target.file_kind == "pylock.toml" and installer != "uv":
         raise InputError("a pylock.toml is installed with uv, which was not found: pip install 'stackresolve[install]'")
-    report = InstallReport(target, options.venv, installer=installer)
+    with folder_lock(options.venv) as lock_path:
+        report = InstallReport(target, options.venv, installer=installer, lock_file=str(lock_path))
+        return _install_held(report, options, runner=runner, uv=uv, host=host, check=check, progress=progress,
+                             env=env)
+
+
+def _install_held(report: InstallReport, options: InstallOptions, *, runner, uv, host, check, progress, env
+                  ) -> InstallReport:
+    """install() once the folder's lock is held: the folder is checked, and everything else done, under it."""
+    from stackresolve.plan.pip import pip_upgrade
+
+    target, installer = report.target, report.installer
+    created, existed = prepare_folder(options)
     started = time.monotonic()
 
     def timed(name: str, since: float) -> float:
@@ -252,22 +444,29 @@ def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str |
         _write_marker(options.venv, report, complete=False)
         t = timed("venv", t)
         progress(f"installing {target.label} ({installer})")
+        sources = target.source_builds(report.python.minor)
+        report.source_builds = [b.requirement for b in sources]
+        if sources:
+            progress("wheels only, except what the knowledge base names for this build: " +
+                     "; ".join(f"{b.requirement} from source ({b.why})" for b in sources))
         with tempfile.TemporaryDirectory(prefix="stackresolve-install-") as scratch:
             name = "pylock.toml" if target.file_kind == "pylock.toml" else "requirements.txt"
             requirements = Path(scratch) / name
-            requirements.write_text(requirements_text(target, installer), encoding="utf-8")
+            requirements.write_text(requirements_text(target, installer, sources), encoding="utf-8")
             hashed = ["--require-hashes", "--no-deps"] if target.file_kind == "requirements.txt" else []
             if installer == "uv":
                 argv = [uv, "pip", "install", "--python", str(python), "--no-config",
-                        *uv_index_options(target, options), *hashed, "-r", str(requirements)]
+                        *uv_index_options(target, options), *hashed, *binary_options(sources), "-r",
+                        str(requirements)]
             else:
                 pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", *PIP_DEADLINE,
                        *pip_index_options(options)]
                 if not created and _runs(runner, [str(python), "-m", "pip", "--version"]) is False:
                     _run(runner, "adding pip to the venv", [str(python), "-m", "ensurepip"], TIMEOUTS["venv"])
                 upgrade = pip_upgrade(report.python.minor).strip('"')
-                _run(runner, "upgrading pip in the venv", [*pip, "--upgrade", upgrade], TIMEOUTS["pip_upgrade"])
-                argv = [*pip, *hashed, "-r", str(requirements)]
+                _run(runner, "upgrading pip in the venv", [*pip, *binary_options(), "--upgrade", upgrade],
+                     TIMEOUTS["pip_upgrade"])
+                argv = [*pip, *hashed, *binary_options(sources), "-r", str(requirements)]
             _run(runner, f"installing with {installer}", argv, TIMEOUTS["install"])
         t = timed("install", t)
     except BaseException:

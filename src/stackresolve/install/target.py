@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
@@ -47,6 +46,16 @@ class InstallTarget:
     file_text: str = ""  # a full lock's own text, installed as it is
     file_kind: str = ""  # "requirements.txt" | "pylock.toml" for a full lock
     pip_first: tuple[str, ...] = ()
+    # A JSON lock's own index option as the lock wrote it: used (as index_args) only once `with_knowledge` has found
+    # it to be the knowledge base's index for the build.
+    claimed_index: tuple[str, ...] = ()
+    # The sdists the knowledge base names for this build (knowledge.model.SourceBuild), set by `with_knowledge`:
+    # every other package is installed from a wheel.
+    source_build_records: tuple = ()
+
+    def source_builds(self, python: str) -> tuple:
+        """The KB's source builds for the Python the venv has (X.Y)."""
+        return tuple(b for b in self.source_build_records if not b.pythons or python in b.pythons)
 
     @property
     def hashed(self) -> bool:
@@ -82,6 +91,12 @@ def _requirement_line(line: str, name: str, field: str) -> str:
     if req.url:
         raise field_error(name, field, f"names a URL, which no plan does: {line[:80]!r}")
     return line
+
+
+def safe_text(value, limit: int = 80) -> str:
+    """A value from a lock as it may appear in a message: printable, one line, cut to `limit` characters."""
+    text = "".join(c if c.isprintable() else "?" for c in str(value))
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def refuse_pip_first(target: "InstallTarget") -> None:
@@ -164,7 +179,7 @@ def from_lock_document(doc: dict, text: str, name: str) -> InstallTarget:
     recommended = _minor(python.get("recommended"), name, "stack.python.recommended")
     index, requirements = split_index_lines(lines, own_index, name)
     return InstallTarget(
-        label=requirements[0], requirements=requirements, index_args=index,
+        label=requirements[0], requirements=requirements, index_args=(), claimed_index=index,
         pythons=_pythons(recommended, available, locked.python_min, locked.python_max),
         os=locked.os, framework=Framework(locked.framework_name), gpu=locked.delivery is not None,
         lock=locked, pip_first=tuple(first))
@@ -178,6 +193,91 @@ def from_resolution(resolution) -> InstallTarget:
     doc = document(resolution, pip_plan.decide(resolution))
     text = json.dumps(doc)
     return from_lock_document(json.loads(text), text, "the plan")
+
+
+STOCK_TENSORFLOW = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu")
+
+
+def with_knowledge(target: InstallTarget, kb) -> InstallTarget:
+    """`target` with what the knowledge base, not the lock, decides: the stack's own index (a JSON lock's index
+    option must be the knowledge base's index for that build: InputError otherwise) and the sdists the build may
+    compile. A full lock keeps its own index lines: every file it installs is pinned by its hash."""
+    from dataclasses import replace
+
+    from packaging.utils import canonicalize_name
+
+    if target.hashed:
+        distribution = next((n for n in STOCK_TENSORFLOW if n in target.pins), None)
+        if distribution is None:
+            return target
+        line = ".".join(target.pins[distribution].split(".")[:2])
+        hashes = full_lock_hashes(target.file_text)
+        # pinned at the knowledge base's version, and only by hashes of the index's own files of that release: a
+        # lock must not bring its own sdist under a known name
+        records = tuple(b for b in kb.source_builds if line in b.lines and
+                        target.pins.get(canonicalize_name(b.package)) == b.version and
+                        hashes.get(canonicalize_name(b.package)) and
+                        hashes[canonicalize_name(b.package)] <= set(b.sha256))
+        return replace(target, source_build_records=records)
+    lock = target.lock
+    expected = stack_indexes(kb, lock)
+    claimed = target.claimed_index
+    if expected is not None and claimed not in expected or expected is None and claimed:
+        known = " or ".join(" ".join(e) or "the default index" for e in sorted(expected or ())) or \
+            "none (the knowledge base does not know this build)"
+        raise InputError(f"the lock names the index {' '.join(claimed) or '(the default index)'!r} for "
+                         f"{lock.label}; the knowledge base's index for that build is {known}. A lock's index is not "
+                         f"trusted: make the lock again with `stackresolve plan --format lock`, or pin every file by "
+                         f"its hash with `plan --format pip --lock`")
+    records = kb.source_builds if lock.framework_name == "tensorflow" and lock.framework in STOCK_TENSORFLOW else ()
+    return replace(target, index_args=claimed,
+                   source_build_records=tuple(b for b in records if lock.line in b.lines))
+
+
+def full_lock_hashes(text: str) -> dict[str, set[str]]:
+    """{package: its sha256 hashes} of a hashed requirements file (pylock wheels are never built)."""
+    from packaging.utils import canonicalize_name
+
+    found: dict[str, set[str]] = {}
+    for line in text.replace("\\\n", " ").splitlines():
+        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==", line)
+        if match:
+            found.setdefault(canonicalize_name(match.group(1)), set()).update(
+                (h.lower() for h in re.findall(r"--hash[= ]sha256:([0-9a-fA-F]{64})", line)))
+    return found
+
+
+def stack_indexes(kb, lock: LockedStack) -> set[tuple[str, ...]] | None:
+    """The index options the knowledge base gives the build a lock names (() = the default index alone); None when
+    the knowledge base does not know the build. Decided from the same facts the resolver reads: NVIDIA's index for
+    nvidia-tensorflow, PyTorch's index of the variant (its find-links page before 1.11), JAX's find-links pages."""
+    if lock.framework_name == "tensorflow":
+        if lock.framework == "nvidia-tensorflow":
+            return {("--extra-index-url", kb.nvidia_index_url)} if kb.nvidia_index_url else None
+        return {()}
+    fk = kb.frameworks
+    if lock.framework_name == "pytorch":
+        from stackresolve.resolve.pytorch import TORCH_CPU_INDEX, _torch_index
+
+        release = fk.torch_release(Version(lock.version).public)
+        if release is None:
+            return None
+        if lock.variant in (None, "cpu"):
+            return {(), _torch_index(release, TORCH_CPU_INDEX, "cpu")[:2]}
+        variants = [v for v in fk.torch_variants if v.name == lock.variant and v.covers(release.version)]
+        if not variants:
+            return None
+        found: set[tuple[str, ...]] = set()
+        for variant in variants:
+            if variant.default_index:
+                found.add(())
+            if variant.index_url:
+                found.add(_torch_index(release, variant.index_url, variant.name)[:2])
+        return found
+    if lock.framework_name == "jax":
+        pages = {p for p in (*(e.find_links for e in fk.jax_extras), *(r.find_links for r in fk.jax_routes)) if p}
+        return {(), *(("--find-links", page) for page in pages)}
+    return {()}
 
 
 def from_full_lock(text: str, name: str, python: str | None, os_name: Os) -> InstallTarget:
@@ -234,32 +334,46 @@ def _full_lock_options(text: str, name: str) -> tuple[str, ...]:
 
 
 def _pylock_pins(text: str, name: str) -> dict[str, str]:
-    """{package: version} of a PEP 751 pylock.toml."""
+    """{package: version} of a PEP 751 pylock.toml: every package a wheel (or wheels), each pinned by its hashes
+    and fetched over https (or from a local path)."""
     from packaging.utils import canonicalize_name
 
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
+    from stackresolve.inputs import StructuredInputError, parse_structured
 
     try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{name}: not a pylock.toml ({exc})") from None
+        doc = parse_structured(text, name, "TOML")
+    except StructuredInputError as exc:
+        raise InputError(f"not a pylock.toml: {exc}") from None
+    from stackresolve.index import insecure_url
+
+    packages = doc.get("packages")
+    if not isinstance(packages, list) or not all(isinstance(p, dict) for p in packages):
+        raise InputError(f"{name}: `packages` is not an array of tables; make a full lock with `stackresolve plan "
+                         f"--format pylock`")
     pins = {}
-    for package in doc.get("packages") or []:
-        if isinstance(package, dict) and (set(package) & {"vcs", "directory", "archive", "sdist"} or
-                                          not package.get("wheels")):
-            raise InputError(f"{name}: package {str(package.get('name'))[:40]!r} is not installed from a wheel; a "
-                             f"lock that builds from source can run code (make it with `stackresolve plan --format "
-                             f"pylock`)")
-        if isinstance(package, dict) and isinstance(package.get("name"), str) and isinstance(package.get("version"),
-                                                                                            str):
-            try:
-                Version(package["version"])
-            except InvalidVersion:
-                raise InputError(f"{name}: package {package['name']!r} has no valid version") from None
-            pins[canonicalize_name(package["name"])] = package["version"]
+    for package in packages:
+        label = safe_text(package.get("name"))
+        if set(package) & {"vcs", "directory", "archive", "sdist"} or not package.get("wheels"):
+            raise InputError(f"{name}: package {label!r} is not installed from a wheel; a lock that builds from "
+                             f"source can run code (make it with `stackresolve plan --format pylock`)")
+        if not isinstance(package.get("name"), str) or not isinstance(package.get("version"), str):
+            raise InputError(f"{name}: package {label!r}: `name` and `version` are strings")
+        wheels = package["wheels"]
+        if not isinstance(wheels, list) or not all(isinstance(w, dict) for w in wheels):
+            raise InputError(f"{name}: package {label!r}: `wheels` is not an array of tables")
+        for wheel in wheels:
+            url, hashes = wheel.get("url"), wheel.get("hashes")
+            if not isinstance(hashes, dict) or not hashes or not all(isinstance(h, str) for h in hashes.values()):
+                raise InputError(f"{name}: package {label!r}: a wheel without `hashes`; a full lock pins every "
+                                 f"file by its hash")
+            if url is not None and (not isinstance(url, str) or insecure_url(url)):
+                raise InputError(f"{name}: package {label!r}: wheel url {safe_text(url)!r} is not https; plain http "
+                                 f"can be changed on the way (pip refuses it too, unless told --trusted-host)")
+        try:
+            Version(package["version"])
+        except InvalidVersion:
+            raise InputError(f"{name}: package {label!r} has no valid version") from None
+        pins[canonicalize_name(package["name"])] = package["version"]
     if not pins:
         raise InputError(f"{name}: no pinned package found; make a full lock with `stackresolve plan --format pylock`")
     return pins
@@ -268,11 +382,6 @@ def _pylock_pins(text: str, name: str) -> dict[str, str]:
 def read_target(text: str, name: str, python: str | None, os_name: Os) -> InstallTarget:
     """A lock file's text (JSON lock, or a full lock) -> InstallTarget; InputError, one line, when it is neither."""
     if text.lstrip().startswith("{"):
-        try:
-            doc = json.loads(text)
-        except (json.JSONDecodeError, RecursionError):
-            doc = None
-        if not isinstance(doc, dict):
-            parse_lock(text, name)  # raises its own one-line message
-        return from_lock_document(doc, text, name)
+        parse_lock(text, name)  # the JSON lock's own one-line message when it is not one
+        return from_lock_document(json.loads(text), text, name)
     return from_full_lock(text, name, python, os_name)

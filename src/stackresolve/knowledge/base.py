@@ -14,10 +14,13 @@ from stackresolve.knowledge.model import (
     CudaToolkit,
     CudnnArtifact,
     CudnnRelease,
+    DriverBranch,
     Gpu,
     NvidiaBuild,
+    NvidiaProject,
     Pitfall,
     PlatformMinimum,
+    SourceBuild,
     TensorFlowLine,
     TestedBuild,
     WheelRelease,
@@ -28,6 +31,8 @@ from stackresolve.model.values import ComputeCapability
 
 
 _ABSENT = object()
+# the refresh kinds (knowledge/refreshed.py KINDS) behind each kind `fetched` is asked about
+_REFRESHED_KINDS = {"cuda": ("cuda", "nvidia_cuda"), "cudnn": ("cudnn", "nvidia_cudnn"), "drivers": ("nvidia_drivers",)}
 
 
 def normalize_gpu_name(name: str) -> str:
@@ -51,10 +56,17 @@ class KnowledgeBase:
     arch_support: tuple[ArchSupport, ...]
     platform_minimums: tuple[PlatformMinimum, ...]
     pitfalls: tuple[Pitfall, ...] = ()
+    driver_branches: tuple[DriverBranch, ...] = ()  # NVIDIA's data-center branch lifecycle table
     nvidia_builds: tuple[NvidiaBuild, ...] = ()
     cudnn_artifacts: tuple[CudnnArtifact, ...] = ()
+    nvidia_project: NvidiaProject | None = None  # whether NVIDIA still maintains its TF1 builds
     nvidia_index: str = ""  # the source saying how NVIDIA's index is reached (nvidia-pyindex)
     nvidia_index_url: str = ""  # NVIDIA's own package index, as nvidia-pyindex configures it
+    source_builds: tuple[SourceBuild, ...] = ()  # the sdists a stock TensorFlow line's install builds
+    # Per kind of data (knowledge/refreshed.py KINDS): (fetched date, "shipped" | "refreshed", source).
+    data_kinds: dict = field(default_factory=dict, repr=False, compare=False)
+    # Refreshed kinds in the user's cache that were left out, and why (one line each; printed as warnings).
+    refresh_problems: tuple[str, ...] = field(default=(), repr=False, compare=False)
     # What the install channels carry, computed from the install facts when the knowledge base is built (see
     # knowledge/install.py): the resolver needs these tables, not the install facts themselves.
     cudnn_tables: dict = field(default_factory=dict, repr=False, compare=False)
@@ -91,6 +103,21 @@ class KnowledgeBase:
         object.__setattr__(self, "_wheels_by_package", wheels)
         object.__setattr__(self, "_wheels_by_line", by_line)
 
+    def kinds_used_by(self, framework: str, macos: bool = False) -> list[tuple[str, str, str, str]]:
+        """(kind, label, fetched date, origin) of each machine-read kind of data a plan for `framework`
+        ("tensorflow", "pytorch", "jax"; `macos`: on a Mac) rests on, in KINDS order; a kind read from two sources (the index and
+        NVIDIA's manifests) is listed once per source."""
+        from stackresolve.knowledge.refreshed import KINDS
+
+        out = []
+        for kind in KINDS:
+            if "" not in kind.frameworks and framework not in kind.frameworks and not (macos and "macos" in kind.frameworks):
+                continue
+            fetched, origin, _ = self.data_kinds.get(kind.name, ("", "shipped", ""))
+            if kind.index or origin == "refreshed":  # NVIDIA's and PyTorch's documents count once refreshed
+                out.append((kind.name, kind.label, fetched, origin))
+        return out
+
     def nvidia_index_source(self) -> str:
         return self.nvidia_index
 
@@ -107,6 +134,11 @@ class KnowledgeBase:
         return f"{self.date}+{self.digest}"
 
     # -- TensorFlow ---------------------------------------------------------------------------------
+    def source_builds_for(self, line: str, python: str) -> tuple[SourceBuild, ...]:
+        """The packages the stock build of TensorFlow `line` builds from source on CPython `python` (X.Y), each
+        pinned: every other package is installed from a wheel."""
+        return tuple(b for b in self.source_builds if line in b.lines and (not b.pythons or python in b.pythons))
+
     def line(self, version: str) -> TensorFlowLine | None:
         return next((l for l in self.lines if l.version == version), None)
 
@@ -257,6 +289,25 @@ class KnowledgeBase:
             if gpu_name not in names:
                 names.append(gpu_name)
         return names[:n]
+
+    def driver_branch(self, branch: int) -> DriverBranch | None:
+        """The lifecycle record of a driver branch (580), None where NVIDIA's table does not list it."""
+        return next((b for b in self.driver_branches if b.number == branch), None)
+
+    def fetched(self, kind: str) -> str:
+        """The date the data of one kind ("cuda", "cudnn", "drivers", "gpus", "wheels", ...) was read from its
+        sources. The shipped data has one review date for every kind but the package index's wheel lists; a
+        kind `refresh` read (from the index or NVIDIA's documents) carries its own, the newer of its sources."""
+        if kind == "wheels":
+            return self.wheels_fetched or self.date
+        refreshed = [fetched for name in _REFRESHED_KINDS.get(kind, ())
+                     for fetched, origin, _ in (self.data_kinds.get(name, ("", "shipped", "")),)
+                     if origin == "refreshed" and fetched]
+        return max([self.date, *refreshed])
+
+    def is_listed_cc(self, cc: str) -> bool:
+        """Whether a GPU table (gpus.toml, drivers.toml's architectures) lists this compute capability."""
+        return cc in self.memo("known_cc_set", lambda: frozenset(self.known_ccs()))
 
     def known_ccs(self) -> list[str]:
         ccs = {g.cc for g in self.gpus} | {c for a in self.arch_support for c in a.cc}

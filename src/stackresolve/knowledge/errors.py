@@ -8,7 +8,6 @@ constraints/errors.toml.
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from functools import lru_cache
 from typing import Any, Sequence
 
@@ -37,6 +36,8 @@ CATEGORIES = (
     "package-version-mismatch",
     "driver-not-loaded",  # the driver's kernel module and its libraries are not usable as installed: no stack fixes it
     "nccl-failure",  # NCCL cannot set up communication (shared memory, sockets): fixed on the machine or container
+    "container-gpu-unavailable",  # the container runtime gives the container no GPU (no NVIDIA runtime, lost devices)
+    "ptxas-too-old",  # XLA found a ptxas (CUDA's PTX assembler) older than it needs
 )
 # Who prints a message (and whose explanation a record gives): "any" for messages of CUDA, cuDNN, the
 # dynamic loader, XLA's shared runtime or a Python package, whatever framework runs them.
@@ -65,6 +66,7 @@ COMPONENTS = (
     "sm",
     "sm_supported",
     "gpu",
+    "ptxas",
 )
 HINT_KEYS = COMPONENTS + ("os", "framework")
 LIBRARY_COMPONENTS = ("cuda", "cudnn", "tensorrt", "driver")
@@ -105,7 +107,7 @@ def seen_placeholders() -> set[str]:
 _ERROR_KEYS = {
     "code", "category", "framework", "severity", "rank", "pattern", "example", "meaning", "causes", "fix",
     "context", "pins", "source", "note", "wanted", "found", "template", "template_groups", "template_source",
-    "fix_for",
+    "fix_for", "false_alarm_when_met",
 }
 # Keys of `fix_for`: the OS or the framework the log shows (a framework and an OS together: "pytorch/linux").
 FIX_FOR_OS = ("linux", "windows", "wsl2", "macos")
@@ -198,11 +200,22 @@ class Cause:
     moves it to the end (the text shows it does not apply)."""
 
     text: str
-    when: re.Pattern[str] | None = field(default=None, compare=False)
     when_pattern: str = ""
     fix: str = ""  # replaces the record's fix when this cause is the chosen one
-    unless: re.Pattern[str] | None = field(default=None, compare=False)  # found: moved to the end
-    unless_pattern: str = ""
+    unless_pattern: str = ""  # found: moved to the end
+    # the framework a cause is about ("" for any): left out of the explanation of a log of another framework
+    framework: str = ""
+    os: tuple[str, ...] = ()  # the OSes a cause is about (empty: any): left out of a log that shows another OS
+
+    # The patterns are kept as text and compiled on first use: a snapshot holds no compiled pattern, and a log
+    # that never reaches a record compiles none of its patterns.
+    @property
+    def when(self) -> re.Pattern[str] | None:
+        return cached_regex(self.when_pattern) if self.when_pattern else None
+
+    @property
+    def unless(self) -> re.Pattern[str] | None:
+        return cached_regex(self.unless_pattern) if self.unless_pattern else None
 
 
 @record
@@ -212,7 +225,6 @@ class KnownError:
     severity: str
     rank: int
     pattern: str
-    regex: re.Pattern[str] = field(compare=False, repr=False)
     example: str
     meaning: str
     causes: tuple[Cause, ...]
@@ -237,6 +249,16 @@ class KnownError:
 
     # `fix` as a list: alternatives, the first whose placeholders all have a value wins (the last is the fallback)
     fixes: tuple[str, ...] = ()
+    # A warning that names the version it found and the one it wants, and is wrong when the found one is not older
+    # (TensorFlow 1.12 warned of "ptxas 10.0.145, which is older than 9.2.88"): then it is harmless noise.
+    false_alarm_when_met: bool = False
+    # The literals one of which every match contains (patterns.pattern_needles), derived once when the knowledge is
+    # built and kept in its snapshot: the scan reads them instead of parsing the pattern again.
+    needles: tuple | None = None
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return cached_regex(self.pattern)
 
     def fix_in(self, framework: str | None, os_name: str | None) -> tuple[str, ...]:
         """The fix for a log of this framework and OS (either may be unknown), as alternatives: the first
@@ -263,11 +285,50 @@ class LibraryName:
 class VersionHint:
     key: str
     pattern: str
-    regex: re.Pattern[str] = field(compare=False, repr=False)
     example: str
     source: str
     value: str = ""
     note: str = ""
+    needles: tuple | None = None  # as KnownError.needles
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return cached_regex(self.pattern)
+
+
+@record
+class LibraryStatus:
+    """One status of a library's error enum (constraints/error_catalogue.toml): its name and number as the header
+    defines them, the text the library prints for it where known, and what it means for a user."""
+
+    library: str  # cuda-runtime, cuda-driver, nvml, cudnn, cublas, cufft, cusolver, cusparse, nccl
+    enum: str
+    name: str
+    value: int
+    category: str
+    cause: str
+    fix: str
+    source: str
+    description: str = ""
+    text: str = ""
+    text_source: str = ""
+    evidence: str = ""
+
+
+@record
+class OuterProgram:
+    """A program that prints a library's error inside its own message (nvtop, docker, kubelet, the NVIDIA container
+    CLI, NCCL, a framework): it tells where the error was seen, never whether it is known."""
+
+    name: str
+    pattern: str
+    example: str
+    source: str
+    container: bool = False  # the error comes from a container runtime: the fix is on the host
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return cached_regex(self.pattern)
 
 
 @record
@@ -280,6 +341,8 @@ class ErrorKnowledge:
     # (CUDA release, its minimum Linux driver, its minimum Windows driver), from constraints/cuda.toml: the
     # driver a "driver too old" message asks for, named in the fix
     drivers: tuple[tuple[str, str, str], ...] = ()
+    statuses: tuple[LibraryStatus, ...] = ()  # constraints/error_catalogue.toml
+    outer: tuple[OuterProgram, ...] = ()
 
     def driver_for(self, cuda: str) -> tuple[str, str] | None:
         """(Linux, Windows) minimum drivers of a CUDA release ("10.2"; "11" is 11.0), None when unknown."""
@@ -340,20 +403,30 @@ def _parse_causes(raw: Any, where: str) -> tuple[Cause, ...]:
                 raise _fail(cwhere, "empty cause")
             causes.append(Cause(text=item))
         elif isinstance(item, dict):
-            unknown = set(item) - {"text", "when", "unless", "fix"}
+            unknown = set(item) - {"text", "when", "unless", "fix", "framework", "os"}
             if unknown:
                 raise _fail(cwhere, f"unknown keys {sorted(unknown)}")
             text = _text(item, "text", cwhere)
             when = _text(item, "when", cwhere, required=False)
             unless = _text(item, "unless", cwhere, required=False)
+            if when:
+                _compile(when, cwhere, "when")
+            if unless:
+                _compile(unless, cwhere, "unless")
+            framework = _text(item, "framework", cwhere, required=False)
+            if framework and framework not in FRAMEWORK_NAMES:
+                raise _fail(cwhere, f"`framework` must be one of {', '.join(FRAMEWORK_NAMES)}")
+            oses = _string_list(item, "os", cwhere)
+            if set(oses) - set(FIX_FOR_OS):
+                raise _fail(cwhere, f"`os` entries must be among {', '.join(FIX_FOR_OS)}")
             causes.append(
                 Cause(
                     text=text,
-                    when=_compile(when, cwhere, "when") if when else None,
                     when_pattern=when,
                     fix=_text(item, "fix", cwhere, required=False),
-                    unless=_compile(unless, cwhere, "unless") if unless else None,
                     unless_pattern=unless,
+                    framework=framework,
+                    os=oses,
                 )
             )
         else:
@@ -474,7 +547,6 @@ def _parse_error(record: Any, index: int) -> KnownError:
         severity=severity,
         rank=rank,
         pattern=pattern,
-        regex=regex,
         example=example,
         meaning=meaning,
         causes=causes,
@@ -490,7 +562,22 @@ def _parse_error(record: Any, index: int) -> KnownError:
         template_source=_text(record, "template_source", where, required=False),
         fix_for=tuple(fix_for.items()),
         fixes=fixes,
+        false_alarm_when_met=_flag(record, "false_alarm_when_met", where),
+        needles=_needles(pattern),
     )
+
+
+def _flag(record: dict, key: str, where: str) -> bool:
+    value = record.get(key, False)
+    if not isinstance(value, bool):
+        raise _fail(where, f"`{key}` must be true or false")
+    return value
+
+
+def _needles(pattern: str):
+    from stackresolve.knowledge.patterns import pattern_needles  # what every match must contain, for the scan
+
+    return pattern_needles(pattern)
 
 
 def parse_errors(doc: dict) -> tuple[KnownError, ...]:
@@ -578,20 +665,95 @@ def parse_version_hints(doc: dict) -> tuple[VersionHint, ...]:
             VersionHint(
                 key=key,
                 pattern=pattern,
-                regex=regex,
                 example=example,
                 source=_text(record, "source", where),
                 value=value,
                 note=_text(record, "note", where, required=False),
+                needles=_needles(pattern),
             )
         )
     return tuple(out)
 
 
-def parse_error_knowledge(doc: dict) -> ErrorKnowledge:
-    """The whole errors.toml document: errors, library table, version hints."""
+def parse_error_knowledge(doc: dict, catalogue: dict | None = None) -> ErrorKnowledge:
+    """The whole errors.toml document (errors, library table, version hints, outer programs), and the library
+    status catalogue (error_catalogue.toml) when given."""
     return ErrorKnowledge(
         errors=parse_errors(doc),
         libraries=parse_libraries(doc),
         hints=parse_version_hints(doc),
+        statuses=parse_catalogue(catalogue) if catalogue is not None else (),
+        outer=parse_outer_programs(doc),
     )
+
+
+CATALOGUE_LIBRARIES = ("cuda-runtime", "cuda-driver", "nvml", "cudnn", "cublas", "cufft", "cusolver", "cusparse", "nccl")
+_STATUS_KEYS = {"library", "enum", "name", "value", "description", "text", "text_source", "category", "cause", "fix",
+                "evidence", "source"}
+_STATUS_NAME = r"^[A-Za-z][A-Za-z0-9_]*$"
+
+
+def parse_catalogue(doc: dict) -> tuple[LibraryStatus, ...]:
+    """The [[status]] records of error_catalogue.toml: one per value of each library's status enum."""
+    raw = doc.get("status") if isinstance(doc, dict) else None
+    if not isinstance(raw, list) or not raw:
+        raise ValueError("error_catalogue.toml: no [[status]] records")
+    out: list[LibraryStatus] = []
+    seen: dict[str, int] = {}
+    for i, record in enumerate(raw):
+        where = f"status[{i}]"
+        if not isinstance(record, dict):
+            raise ValueError(f"error_catalogue.toml: {where}: each [[status]] must be a table")
+        unknown = set(record) - _STATUS_KEYS
+        if unknown:
+            raise ValueError(f"error_catalogue.toml: {where}: unknown keys {sorted(unknown)}")
+        name = _text(record, "name", where)
+        where = f"status[{i}] ({name})"
+        library = _text(record, "library", where)
+        if library not in CATALOGUE_LIBRARIES:
+            raise ValueError(f"error_catalogue.toml: {where}: library {library!r} is not one of "
+                             f"{', '.join(CATALOGUE_LIBRARIES)}")
+        if not cached_regex(_STATUS_NAME).match(name):
+            raise ValueError(f"error_catalogue.toml: {where}: a status name is an identifier")
+        if name in seen:
+            raise ValueError(f"error_catalogue.toml: {where}: duplicate name (first at status[{seen[name]}])")
+        seen[name] = i
+        value = record.get("value")
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError(f"error_catalogue.toml: {where}: `value` must be the enum's integer")
+        category = _text(record, "category", where)
+        if category not in CATEGORIES:
+            raise ValueError(f"error_catalogue.toml: {where}: category {category!r} is not one of {', '.join(CATEGORIES)}")
+        out.append(LibraryStatus(
+            library=library, enum=_text(record, "enum", where), name=name, value=value, category=category,
+            cause=_text(record, "cause", where), fix=_text(record, "fix", where), source=_text(record, "source", where),
+            description=_text(record, "description", where, required=False),
+            text=_text(record, "text", where, required=False),
+            text_source=_text(record, "text_source", where, required=bool(record.get("text"))),
+            evidence=_text(record, "evidence", where, required=False),
+        ))
+    return tuple(out)
+
+
+_OUTER_KEYS = {"name", "pattern", "example", "source", "container", "note"}
+
+
+def parse_outer_programs(doc: dict) -> tuple[OuterProgram, ...]:
+    """The [[outer_program]] table: programs that print a library's error inside their own message."""
+    out: list[OuterProgram] = []
+    for i, record in enumerate(doc.get("outer_program", [])):
+        where = f"outer_program[{i}]"
+        if not isinstance(record, dict):
+            raise _fail(where, "each [[outer_program]] must be a table")
+        unknown = set(record) - _OUTER_KEYS
+        if unknown:
+            raise _fail(where, f"unknown keys {sorted(unknown)}")
+        name = _text(record, "name", where)
+        pattern = _text(record, "pattern", where)
+        regex = _compile(pattern, f"{where} ({name})")
+        example = _text(record, "example", where)
+        if not regex.search(example):
+            raise _fail(f"{where} ({name})", "`example` does not match its own `pattern`")
+        out.append(OuterProgram(name=name, pattern=pattern, example=example, source=_text(record, "source", where),
+                                container=_flag(record, "container", where)))
+    return tuple(out)

@@ -5,7 +5,7 @@ Loaded on first use (`kb.frameworks`), from its own snapshot: a TensorFlow plan 
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
@@ -85,6 +85,11 @@ class TorchCompanion:
     version: str
     pythons: dict[str, tuple[str, ...]]
     source: str
+    torch: str = ""  # its wheels' Requires-Dist on torch: "==2.5.1", a range (">=2.11"), or "" (none declared)
+
+    def made_for(self, torch_version: str) -> bool:
+        """Whether its torch requirement admits this torch (a companion that declares none is made for no torch)."""
+        return bool(self.torch) and _specifier_set(self.torch).contains(torch_version, prereleases=True)
 
 
 # -- JAX ------------------------------------------------------------------------------------------------------
@@ -249,6 +254,15 @@ class FrameworkKnowledge:
     def torch_companion(self, package: str, version: str) -> TorchCompanion | None:
         return next((c for c in self.torch_companions if c.package == package and c.version == version), None)
 
+    def companion_for(self, package: str, release: TorchRelease) -> TorchCompanion | None:
+        """The torchvision/torchaudio release for a torch release: the one the release record names (its wheels pin
+        torch==), else the newest whose Requires-Dist range admits this torch (torchaudio 2.11.1: torch>=2.11)."""
+        named = getattr(release, package)
+        if named:
+            return self.torch_companion(package, named)
+        admitting = [c for c in self.torch_companions if c.package == package and c.made_for(release.version)]
+        return max(admitting, key=lambda c: Version(c.version)) if admitting else None
+
     def torch_release(self, version: str) -> TorchRelease | None:
         return next((r for r in self.torch_releases if r.version == version), None)
 
@@ -354,9 +368,24 @@ def parse_pytorch(doc: dict) -> tuple[tuple[TorchRelease, ...], tuple[TorchVaria
 def parse_torch_companions(doc: dict) -> tuple[TorchCompanion, ...]:
     return tuple(
         TorchCompanion(package=r.one_of("package", ("torchvision", "torchaudio")), version=r.version("version"),
-                       pythons={p: r.texts(p, pattern=PYTHON) for p in TORCH_PLATFORMS}, source=r.source())
+                       pythons={p: r.texts(p, pattern=PYTHON) for p in TORCH_PLATFORMS}, source=r.source(),
+                       torch=_specifier(r, "torch"))
         for r in records(doc, "companion", "torch_companions.toml")
     )
+
+
+@lru_cache(maxsize=None)
+def _specifier_set(text: str) -> SpecifierSet:
+    return SpecifierSet(text)
+
+
+def _specifier(r: Fields, key: str) -> str:
+    text = r.text(key, optional=True)
+    try:
+        SpecifierSet(text)
+    except InvalidSpecifier as exc:
+        raise r.fail(f"`{key}` = {text!r} is not a version specifier ({exc})") from exc
+    return text
 
 
 def parse_jax(doc: dict):

@@ -17,10 +17,13 @@ from stackresolve.knowledge.model import (
     CudnnArtifact,
     CudnnBuild,
     CudnnRelease,
+    DriverBranch,
     Gpu,
     NvidiaBuild,
+    NvidiaProject,
     Pitfall,
     PlatformMinimum,
+    SourceBuild,
     TensorFlowLine,
     TestedBuild,
     WheelRelease,
@@ -51,7 +54,7 @@ def _parse(name: str, raw: bytes) -> dict:
 
     try:
         return tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:
         raise KnowledgeError(f"{name}: not valid TOML ({exc})") from exc
 
 
@@ -145,6 +148,21 @@ def parse_tensorflow(doc: dict):
     return lines, builds, archs, artifacts
 
 
+def parse_source_builds(doc: dict) -> tuple[SourceBuild, ...]:
+    return tuple(
+        SourceBuild(
+            package=r.text("package", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$"),
+            version=r.version("version"),
+            lines=r.versions("lines"),
+            pythons=r.versions("pythons", optional=True),
+            why=r.text("why"),
+            source=r.source(),
+            sha256=r.texts("sha256", pattern=r"^[0-9a-f]{64}$"),
+        )
+        for r in records(doc, "source_build", "tensorflow.toml")
+    )
+
+
 def parse_wheels(doc: dict) -> tuple[WheelRelease, ...]:
     return tuple(
         WheelRelease(
@@ -236,6 +254,22 @@ def parse_drivers(doc: dict) -> tuple[tuple[ArchSupport, ...], tuple[PlatformMin
     return support, minimums
 
 
+def parse_driver_branches(doc: dict) -> tuple[DriverBranch, ...]:
+    """drivers.toml's [[data_center_compat]]: NVIDIA's driver branch lifecycle table."""
+    return tuple(
+        DriverBranch(
+            branch=r.text("branch", pattern=r"\d{3,4}"),
+            designation=r.one_of("designation", ("LTSB", "PB", "NFB")),
+            end_of_life=r.text("end_of_life", optional=True, pattern=r"\d{4}-\d{2}"),
+            native_cuda_major=r.text("native_cuda_major", pattern=r"\d{1,3}"),
+            os=r.texts("os", optional=True),
+            source=r.source(),
+            note=r.note(),
+        )
+        for r in records(doc, "data_center_compat", "drivers.toml")
+    )
+
+
 def parse_pitfalls(doc: dict) -> tuple[Pitfall, ...]:
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -296,6 +330,14 @@ def parse_nvidia_builds(doc: dict) -> tuple[NvidiaBuild, ...]:
     return tuple(builds)
 
 
+def parse_nvidia_project(doc: dict) -> NvidiaProject | None:
+    f = "nvidia_tensorflow.toml"
+    return next((NvidiaProject(maintained=r.flag("maintained"), last_release=r.text("last_release"),
+                               deprecated=r.text("deprecated", optional=True, pattern=r"\d{4}-\d{2}-\d{2}"),
+                               source=r.source(), note=r.note())
+                 for r in records(doc, "project", f)), None)
+
+
 CORE_FILES = ("meta.toml", "tensorflow.toml", "tensorflow_wheels.toml", "cuda.toml", "cudnn.toml", "gpus.toml",
               "drivers.toml", "pitfalls.toml", "nvidia_tensorflow.toml")
 INSTALL_FILES = ("docker.toml", "windows.toml", "apt.toml", "conda.toml")
@@ -315,102 +357,167 @@ def refreshed_wheels_path(env=os.environ) -> Path | None:
 
 
 def generated_date(raw: bytes) -> str:
-    match = _GENERATED.search(raw[:4096])
+    match = _GENERATED.search(raw[:16384])  # after the file's header comment
     return match.group(1).decode() if match else ""
 
 
-def _data(directory: Path | None, refreshed: bytes | None = None) -> tuple[dict[str, bytes], str]:
-    """Every core file's bytes, and the digest of them all; `refreshed` (the user's refreshed
-    tensorflow_wheels.toml, see refreshed_wheels) replaces the shipped one when it is newer."""
-    raws = {name: _read_bytes(name, directory) for name in CORE_FILES + INSTALL_FILES + FRAMEWORK_FILES}
-    if refreshed is not None and generated_date(refreshed) > generated_date(raws[WHEELS_FILE]):
-        raws[WHEELS_FILE] = refreshed
-    import hashlib  # only when the knowledge base is built: its digest is printed with every plan and lock
-
-    digest = hashlib.sha256(b"".join(hashlib.sha256(raw).digest() for raw in raws.values())).hexdigest()
-    return raws, digest
+def _data(directory: Path | None) -> dict[str, bytes]:
+    """Every shipped core, install and framework file's bytes."""
+    return {name: _read_bytes(name, directory) for name in CORE_FILES + INSTALL_FILES + FRAMEWORK_FILES}
 
 
-def _data_key(directory: Path | None, refreshed: bytes | None = None) -> str:
+def _digest(raws: dict[str, bytes], used: dict[str, bytes]) -> str:
+    """The digest of the data in use (printed with every plan and lock): the shipped files and the refreshed kinds
+    laid over them."""
+    import hashlib  # only when the knowledge base is built
+
+    parts = [hashlib.sha256(raw).digest() for raw in raws.values()]
+    parts += [hashlib.sha256(name.encode() + b"\0" + used[name]).digest() for name in sorted(used)]
+    return hashlib.sha256(b"".join(parts)).hexdigest()
+
+
+def _data_key(directory: Path | None, refreshed: dict[str, bytes] | None = None) -> str:
     """What the snapshot of the data files is keyed by: each packaged file's size and modification time (nothing
-    read), and the checksum of the user's refreshed wheel list, read anyway to compare its date."""
+    read), and the checksum of each refreshed kind in the user's cache, read anyway to be checked."""
     from stackresolve.knowledge.snapshot import checksum, files_key
 
     folder = directory or constraints_dir()
     shipped = files_key(str(folder / name) for name in CORE_FILES + INSTALL_FILES + FRAMEWORK_FILES)
-    return shipped if refreshed is None else f"{shipped}+{checksum(refreshed)}"
+    extra = "".join(f"+{name}:{checksum(refreshed[name])}" for name in sorted(refreshed or {}))
+    return shipped + extra
 
 
-def refreshed_wheels(env=os.environ) -> tuple[bytes | None, str]:
-    """The user's refreshed tensorflow_wheels.toml (None when there is none or it cannot be used), and a warning
-    when one is there but is not used because someone else owns or can write it."""
-    from stackresolve.inputs import InputTooLarge, NotARegularFile, read_regular_bytes
-    from stackresolve.knowledge.snapshot import untrusted_reason
+def _validators():
+    """constraints file -> the check a merged document must pass (the file's own parser). The framework parsers
+    are imported only when one is called: a TensorFlow plan never loads them."""
 
-    path = refreshed_wheels_path(env)
-    if path is None or not os.path.lexists(path):
-        return None, ""
-    untrusted = untrusted_reason(path, env)
-    if untrusted:
-        return None, _fallback_warning(path, f"not used: {untrusted}")
+    def wheels(doc):
+        if not parse_wheels(doc):
+            raise KnowledgeError(f"{WHEELS_FILE}: holds no TensorFlow releases")
+
+    def drivers(doc):
+        parse_drivers(doc)
+        for r in records(doc, "data_center_compat", "drivers.toml"):
+            r.text("branch", pattern=r"\d{3,4}")
+            r.text("designation")
+            r.text("end_of_life", allow_empty=True)
+            r.source()
+
+    def framework(name):
+        def check(doc):
+            from stackresolve.knowledge import frameworks
+
+            getattr(frameworks, name)(doc)
+        return check
+
+    return {WHEELS_FILE: wheels, "cuda.toml": parse_cuda, "cudnn.toml": parse_cudnn, "drivers.toml": drivers,
+            "pytorch.toml": framework("parse_pytorch"), "torch_companions.toml": framework("parse_torch_companions"),
+            "jax.toml": framework("parse_jax"), "apple.toml": framework("parse_apple")}
+
+
+def _lay_over(docs: dict[str, dict], refreshed: dict[str, bytes],
+              shipped_dates: dict[str, str]) -> tuple[dict[str, dict], list[str]]:
+    """Each refreshed kind laid over its shipped file (when that file is in `docs`), checked by the file's own
+    parser; a kind that does not pass is left out with a warning. Changes `docs` in place; returns {kind: its
+    refreshed document} of the kinds in use, and the warnings."""
+    from stackresolve.knowledge import refreshed as rk
+
+    validators = _validators()
+    used: dict[str, dict] = {}
+    warnings: list[str] = []
+    for kind in rk.KINDS:
+        if kind.name not in refreshed or kind.target not in docs:
+            continue
+        doc, problem = rk.usable(refreshed[kind.name], shipped_dates.get(kind.target, ""),
+                                 lambda raw, k=kind: _parse(k.target, raw))
+        if doc is not None:
+            try:
+                merged = rk.merge(docs[kind.target], doc, kind)
+                validators[kind.target](merged)
+            except (KnowledgeError, ValueError, TypeError) as exc:
+                problem = str(exc)
+            else:
+                docs[kind.target] = merged
+                used[kind.name] = doc
+                continue
+        if problem:
+            warnings.append(rk.fallback_warning(kind, rk.cache_path(kind.name), problem.removeprefix(f"{kind.target}: ")))
+    return used, warnings
+
+
+def _shipped_dates(raws: dict[str, bytes], kb_date: str) -> dict[str, str]:
+    return {name: generated_date(raw) or kb_date for name, raw in raws.items()}
+
+
+def _build(directory: Path | None, refreshed: dict[str, bytes]):
+    """(knowledge base, install facts, framework facts or None) built from the shipped files with the refreshed
+    kinds laid over them. The framework facts are built at once only when a refreshed kind changes them (so
+    that the label a plan prints is never "refreshed" for data that then failed to load)."""
+    from stackresolve.knowledge import refreshed as rk
+
+    raws = _data(directory)
+    framework_kinds = any(rk.BY_NAME[name].target in FRAMEWORK_FILES for name in refreshed)
+    shipped = {name: _parse(name, raw) for name, raw in raws.items()
+               if name not in FRAMEWORK_FILES or framework_kinds}
+    kb_date = str(shipped["meta.toml"].get("date", ""))
+    dates = _shipped_dates(raws, kb_date)
+    docs = dict(shipped)
+    used, problems = _lay_over(docs, refreshed, dates)
     try:
-        return read_regular_bytes(path, 64 * 1024 * 1024), ""
-    except (OSError, NotARegularFile, InputTooLarge) as exc:
-        return None, _fallback_warning(path, f"cannot be read ({getattr(exc, 'strerror', None) or exc})")
-
-
-def _fallback_warning(path: Path, problem: str) -> str:
-    return (f"{path}: {problem}; using the wheel lists shipped with stackresolve (`stackresolve refresh` "
-            f"rebuilds it)")
-
-
-def _check_refreshed(raw: bytes) -> str:
-    """What is wrong with a refreshed tensorflow_wheels.toml ("" when it is usable)."""
-    try:
-        releases = parse_wheels(_parse(WHEELS_FILE, raw))
+        return _assemble(docs, raws, refreshed, used, dates, problems)
     except KnowledgeError as exc:
-        return str(exc).removeprefix(f"{WHEELS_FILE}: ")
-    return "" if releases else "holds no TensorFlow releases"
+        if not used:
+            raise
+        # The kinds passed their own files' checks but not the knowledge base's cross-checks: none is used.
+        problems += [rk.fallback_warning(rk.BY_NAME[name], rk.cache_path(name), f"not used ({exc})") for name in used]
+        return _assemble(shipped, raws, refreshed, {}, dates, problems)
+
+
+def _assemble(docs, raws, refreshed, used, dates, problems):
+    from stackresolve.knowledge import refreshed as rk
+
+    install = _build_install(docs)
+    kb = build_knowledge(docs, _digest(raws, {name: refreshed[name] for name in used}), install, None, None,
+                         rk.data_kinds(dates, used), tuple(problems))
+    frameworks = None
+    if any(rk.BY_NAME[name].target in FRAMEWORK_FILES for name in used):
+        from stackresolve.knowledge.frameworks import build_frameworks
+
+        frameworks = build_frameworks({name: docs[name] for name in FRAMEWORK_FILES})
+    return kb, install, frameworks
 
 
 def load_knowledge(directory: Path | None = None, *, use_snapshot: bool = True):
     """The validated knowledge base: from its snapshot when one was built from these very files (by this code
-    and Python), else parsed, validated and snapshotted. Its install facts (docker, windows, apt, conda) load on
-    first use. A refreshed wheel list in the user's cache that is broken is left out, with a warning in
-    `load_warnings`. Raises KnowledgeError on a malformed packaged file."""
+    and Python), else parsed, validated and snapshotted. Its install facts (docker, windows, apt, conda) and the
+    PyTorch/JAX/Apple facts load on first use. Refreshed kinds in the user's cache (knowledge/refreshed.py) are
+    laid over the shipped files; one that is broken is left out, with a warning in `load_warnings`. Raises
+    KnowledgeError on a malformed packaged file."""
+    from stackresolve.knowledge import refreshed as rk
     from stackresolve.knowledge import snapshot
     from stackresolve.knowledge.base import KnowledgeBase
 
-    refreshed, warning = refreshed_wheels() if directory is None else (None, "")
+    refreshed, warnings = rk.read_cached() if directory is None else ({}, [])
     data_key = _data_key(directory, refreshed)
-    cached = snapshot.load(data_key, KnowledgeBase) if use_snapshot else None
-    if cached is None:
-        raws, digest_text = _data(directory, refreshed)
-        if raws[WHEELS_FILE] is refreshed:
-            # Only a snapshot built from it vouches for a refreshed file; without one it is checked before use.
-            problem = _check_refreshed(refreshed)
-            if problem:
-                warning = _fallback_warning(refreshed_wheels_path(), problem)
-                raws, digest_text = _data(directory)
-                data_key = _data_key(directory)
-                cached = snapshot.load(data_key, KnowledgeBase) if use_snapshot else None
-    loaders = (partial(load_install, directory, data_key, use_snapshot),
-               partial(load_frameworks, directory, data_key, use_snapshot))
-    if cached is not None:
-        # The snapshot holds data only: the loaders of the parts read on first use are attached again.
-        kb = cached
-        object.__setattr__(kb, "install_loader", loaders[0])
-        object.__setattr__(kb, "frameworks_loader", loaders[1])
-    else:
-        docs = {name: _parse(name, raw) for name, raw in raws.items() if name not in FRAMEWORK_FILES}
-        install = _build_install(docs)
-        kb = build_knowledge(docs, digest_text, install, *loaders)
+    kb = snapshot.load(data_key, KnowledgeBase) if use_snapshot else None
+    if kb is None:
+        kb, install, frameworks = _build(directory, refreshed)
         if use_snapshot:
             snapshot.store(data_key, kb)
             snapshot.store(data_key, install, kind="install")
+            if frameworks is not None:
+                snapshot.store(data_key, frameworks, kind="frameworks")
         object.__setattr__(kb, "_install", install)
-    if warning:
-        object.__setattr__(kb, "load_warnings", (warning,))
+        if frameworks is not None:
+            object.__setattr__(kb, "_frameworks", frameworks)
+    # The snapshot holds data only: the loaders of the parts read on first use are attached again, with the kinds
+    # that are in use (the frameworks' files get the same ones laid over them).
+    in_use = {name: raw for name, raw in refreshed.items() if kb.data_kinds.get(name, ("", "", ""))[1] == "refreshed"}
+    object.__setattr__(kb, "install_loader", partial(load_install, directory, data_key, use_snapshot))
+    object.__setattr__(kb, "frameworks_loader", partial(load_frameworks, directory, data_key, use_snapshot, in_use))
+    warnings += list(kb.refresh_problems)
+    if warnings:
+        object.__setattr__(kb, "load_warnings", tuple(dict.fromkeys(warnings)))
     return kb
 
 
@@ -443,15 +550,23 @@ def load_install(directory: Path | None, data_key: str, use_snapshot: bool = Tru
                       _build_install)
 
 
-def load_frameworks(directory: Path | None, data_key: str, use_snapshot: bool = True):
-    """The PyTorch, JAX and Apple facts of the knowledge base whose data files are `data_key` (see _data_key)."""
+def load_frameworks(directory: Path | None, data_key: str, use_snapshot: bool = True,
+                    refreshed: dict[str, bytes] | None = None):
+    """The PyTorch, JAX and Apple facts of the knowledge base whose data files are `data_key` (see _data_key), with
+    the refreshed kinds the knowledge base uses laid over them."""
     from stackresolve.knowledge.frameworks import FrameworkKnowledge, build_frameworks
 
-    return _load_part("frameworks", FRAMEWORK_FILES, directory, data_key, use_snapshot, FrameworkKnowledge,
-                      build_frameworks)
+    def build(docs):
+        if refreshed:
+            dates = _shipped_dates({name: _read_bytes(name, directory) for name in FRAMEWORK_FILES}, "")
+            _lay_over(docs, refreshed, dates)
+        return build_frameworks(docs)
+
+    return _load_part("frameworks", FRAMEWORK_FILES, directory, data_key, use_snapshot, FrameworkKnowledge, build)
 
 
-def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_loader, frameworks_loader=None):
+def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_loader, frameworks_loader=None,
+                    data_kinds: dict | None = None, refresh_problems: tuple[str, ...] = ()):
     """Validate the parsed documents into a KnowledgeBase."""
     from stackresolve.knowledge.base import KnowledgeBase
     from stackresolve.knowledge.install import cudnn_channel_table
@@ -462,11 +577,12 @@ def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_lo
     wheels = parse_wheels(docs["tensorflow_wheels.toml"])
     return KnowledgeBase(
         date=str(docs["meta.toml"].get("date", "")),
-        wheels_fetched=str(docs[WHEELS_FILE].get("generated", "")),
-        wheels_origin=docs[WHEELS_FILE].get("origin", "shipped"),
+        wheels_fetched=(data_kinds or {}).get("tensorflow_wheels", (str(docs[WHEELS_FILE].get("generated", "")),))[0],
+        wheels_origin=(data_kinds or {}).get("tensorflow_wheels", ("", "shipped"))[1],
         digest=digest_text[:12],
         lines=lines,
         tested_builds=builds,
+        source_builds=parse_source_builds(docs["tensorflow.toml"]),
         compiled_archs=archs,
         cudnn_artifacts=artifacts,
         wheels=wheels,
@@ -475,8 +591,10 @@ def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_lo
         gpus=parse_gpus(docs["gpus.toml"]),
         arch_support=support,
         platform_minimums=minimums,
+        driver_branches=parse_driver_branches(docs["drivers.toml"]),
         pitfalls=parse_pitfalls(docs["pitfalls.toml"]),
         nvidia_builds=parse_nvidia_builds(docs["nvidia_tensorflow.toml"]),
+        nvidia_project=parse_nvidia_project(docs["nvidia_tensorflow.toml"]),
         nvidia_index=next((r.source() for r in records(docs["nvidia_tensorflow.toml"], "index",
                                                         "nvidia_tensorflow.toml")), ""),
         nvidia_index_url=next((r.text("url", pattern=r"^https://[A-Za-z0-9.-]+/?$") for r in records(
@@ -484,6 +602,8 @@ def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_lo
         cudnn_tables=cudnn_channel_table(install, [t.version for t in toolkits], wheels),
         install_loader=install_loader,
         frameworks_loader=frameworks_loader,
+        data_kinds=data_kinds or {},
+        refresh_problems=refresh_problems,
     )
 
 
@@ -493,20 +613,48 @@ def knowledge():
     return load_knowledge()
 
 
+ERROR_FILES = ("errors.toml", "error_catalogue.toml", "cuda.toml")
+
+
 @lru_cache(maxsize=1)
-def error_knowledge():
-    """constraints/errors.toml (known error messages, library names, version hints), loaded on first use:
-    only `explain` and `doctor` need it."""
+def error_knowledge(use_snapshot: bool = True):
+    """constraints/errors.toml (known error messages, library names, version hints, outer programs) and
+    error_catalogue.toml (every status of the CUDA libraries), loaded on first use: only `explain` and `doctor` need
+    them. From their own snapshot when one was built from these very files (parsing and validating 2,600 lines of
+    records and their 300 patterns on every run cost explain more than reading a log), else parsed and snapshotted."""
+    from stackresolve.knowledge import snapshot
+    from stackresolve.knowledge.errors import ErrorKnowledge
+
+    data_key = _error_data_key()
+    if use_snapshot:
+        cached = snapshot.load(data_key, ErrorKnowledge, kind="errors")
+        if cached is not None:
+            return cached
+    knowledge = build_error_knowledge()
+    if use_snapshot:
+        snapshot.store(data_key, knowledge, kind="errors")
+    return knowledge
+
+
+def _error_data_key() -> str:
+    from stackresolve.knowledge import snapshot
+
+    return snapshot.files_key(str(constraints_dir() / name) for name in ERROR_FILES)
+
+
+def build_error_knowledge(directory: Path | None = None):
+    """The error knowledge parsed and validated from its TOML files."""
     from stackresolve.knowledge.errors import parse_error_knowledge
 
     import dataclasses
 
-    doc, _ = read_toml("errors.toml")
-    cuda, _ = read_toml("cuda.toml")
+    doc, _ = read_toml("errors.toml", directory)
+    catalogue, _ = read_toml("error_catalogue.toml", directory)
+    cuda, _ = read_toml("cuda.toml", directory)
     try:
         drivers = tuple((t["version"], t.get("driver_linux", ""), t.get("driver_windows", ""))
                         for t in cuda.get("toolkit", []))
-        return dataclasses.replace(parse_error_knowledge(doc), drivers=drivers)
+        return dataclasses.replace(parse_error_knowledge(doc, catalogue), drivers=drivers)
     except (ValueError, KeyError, TypeError) as exc:
         raise KnowledgeError(f"errors.toml: {exc}") from exc
 

@@ -19,6 +19,24 @@ WHEEL_PLATFORMS = ("linux", "linux_aarch64", "windows", "macos_x86_64", "macos_a
 
 
 @record(eq=False)
+class SourceBuild:
+    """A package a TensorFlow line's install builds from source: the version its requirements take is only an
+    sdist on the package index (tensorflow.toml [[source_build]])."""
+
+    package: str
+    version: str
+    lines: tuple[str, ...]
+    pythons: tuple[str, ...]  # () = every Python
+    why: str
+    source: str
+    sha256: tuple[str, ...] = ()  # the index's hashes of the release's files
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.package}=={self.version}"
+
+
+@record(eq=False)
 class TensorFlowLine:
     version: str
     gpu_package_linux: str
@@ -197,6 +215,23 @@ class ArchSupport:
 
 
 @record(eq=False)
+class DriverBranch:
+    """A data-center driver branch in NVIDIA's lifecycle table (drivers.toml [[data_center_compat]])."""
+
+    branch: str  # "580"
+    designation: str  # LTSB | PB | NFB
+    end_of_life: str  # "2028-06" ("" where NVIDIA gives none: New Feature Branches)
+    native_cuda_major: str  # the CUDA major it runs without the forward-compatibility package
+    os: tuple[str, ...]
+    source: str
+    note: str = ""
+
+    @property
+    def number(self) -> int:
+        return int(self.branch)
+
+
+@record(eq=False)
 class PlatformMinimum:
     platform: str
     driver: str
@@ -231,6 +266,17 @@ class Pitfall:
         from packaging.specifiers import SpecifierSet
 
         return SpecifierSet(self.python)
+
+
+@record(eq=False)
+class NvidiaProject:
+    """The state of NVIDIA's TensorFlow 1.15 project as a whole (nvidia_tensorflow.toml [[project]])."""
+
+    maintained: bool
+    last_release: str  # "23.03"
+    deprecated: str  # "2025-07-31", "" where no notice was read
+    source: str
+    note: str = ""
 
 
 @record(eq=False)

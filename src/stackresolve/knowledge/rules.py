@@ -11,7 +11,7 @@ from typing import Iterable
 
 from packaging.version import InvalidVersion, Version
 
-from stackresolve.knowledge.model import CompiledArch, CudaToolkit
+from stackresolve.knowledge.model import CompiledArch, CudaToolkit, DriverBranch
 from stackresolve.model.enums import GpuSupport, Os
 from stackresolve.model.values import ComputeCapability, CudaLine, DriverVersion
 
@@ -131,6 +131,45 @@ def _classify(sass: tuple[str, ...], ptx: tuple[str, ...], gpu: ComputeCapabilit
     return GpuSupport.UNSUPPORTED
 
 
+BINARY_COMPAT_SOURCE = (
+    "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html (Binary Compatibility: a cubin for compute "
+    "capability X.y runs on X.z for z >= y, architecture-specific 'a' targets excepted; PTX Compatibility: PTX "
+    "is JIT-compiled by the driver for any GPU of an equal or higher compute capability); "
+    "https://docs.nvidia.com/cuda/parallel-thread-execution/index.html (target ISA notes: sm_XYa code runs only on "
+    "X.Y, sm_XYf code on the later GPUs of its family)")
+
+
+def unlisted_gpu_rule(gpu: ComputeCapability, support: GpuSupport, arch: CompiledArch | None) -> str:
+    """Which rule decided how a build runs on a GPU no table lists (a well-formed compute capability, issue 31):
+    the words a plan's warning names it by. The rule itself is classify_support's; this says which branch of it
+    applied. The architecture lists record plain sm_XY targets: family- or architecture-specific ones (sm_100a,
+    sm_100f, CUDA 12.9+) are not forward compatible and are never counted here."""
+    if support is GpuSupport.NATIVE and arch is not None:
+        base = max((c for code in arch.sass if (c := ComputeCapability.parse(code)).major == gpu.major and c <= gpu),
+                   default=None)
+        return (f"binary compatibility within major {gpu.major}: the build's machine code for {base} ({base.sm}) "
+                f"runs on compute capability {gpu}")
+    if support is GpuSupport.PTX_JIT and arch is not None:
+        ptx = max((c for code in arch.ptx if (c := ComputeCapability.parse(code)) <= gpu), default=None)
+        return (f"PTX JIT: no machine code of major {gpu.major} in the build; the driver compiles its PTX for "
+                f"{ptx} (compute_{ptx.major}{ptx.minor}) for this GPU at first start")
+    if support is GpuSupport.UNSUPPORTED:
+        return "no rule gives this GPU code from the build: no machine code of its major and no PTX at or below it"
+    return "the build's GPU code is not recorded, so no rule could decide"
+
+
+def unlisted_cc_rule(gpu: ComputeCapability, listed: Iterable[ComputeCapability]) -> str:
+    """The rule that decides a compute capability no table lists, before any build is chosen (`show gpu`):
+    machine code of a listed lower minor of its major runs on it; a major no table knows runs only PTX."""
+    same_major = [c for c in listed if c.major == gpu.major and c <= gpu]
+    if same_major:
+        base = max(same_major)
+        return (f"binary compatibility within major {gpu.major}: machine code built for {base} ({base.sm}) or any "
+                f"lower {gpu.major}.x runs on it (not architecture-specific {base.sm}a code)")
+    return (f"PTX JIT: no architecture of major {gpu.major} is known, so no build carries its machine code; builds "
+            f"run on it only through PTX, which the driver compiles at first start")
+
+
 def worst_support(levels: Iterable[GpuSupport]) -> GpuSupport:
     return max(levels, key=lambda s: s.rank, default=GpuSupport.NATIVE)
 
@@ -157,6 +196,63 @@ def gpu_predates(release, gpu: ComputeCapability) -> bool:
 def driver_branch(version: str) -> int:
     """535 for '535.104.05'; a bare branch '580' is its own."""
     return DriverVersion.parse(version).branch
+
+
+def driver_is_branch(version: str) -> bool:
+    """A bare branch ("525", as `--driver 525` gives it) rather than one release."""
+    return len(DriverVersion.parse(version).release) == 1
+
+
+def driver_meets(given: str, minimum: str) -> bool:
+    """A driver meets a minimum. A release does when it is at least the minimum; a bare branch stands for its
+    releases (issue 32), so R525 meets any minimum inside R525 (from 525.60.13 on) or below it, and none above:
+    NVIDIA numbers a branch's releases <branch>.<minor>[.<patch>] and a later branch is a higher number."""
+    have, need = DriverVersion.parse(given), DriverVersion.parse(minimum)
+    if len(have.release) == 1:
+        return need.branch <= have.branch
+    return have >= need
+
+
+def branch_release_needed(given: str, minimum: str) -> str | None:
+    """For a driver given as a branch: the release inside it a minimum asks for ("525.60.13" for R525 and
+    minimum 525.60.13), None when the minimum is below the branch (any of its releases will do) or `given` is a
+    release."""
+    have, need = DriverVersion.parse(given), DriverVersion.parse(minimum)
+    if len(have.release) == 1 and need.branch == have.branch and len(need.release) > 1:
+        return minimum
+    return None
+
+
+LIFECYCLE_UNLISTED_SOURCE = (
+    "https://docs.nvidia.com/datacenter/tesla/drivers/620/supported-drivers-and-cuda-toolkit-versions.html "
+    "(Table 2 'CUDA and Drivers': only Long Term Support and Production branches are listed; New Feature Branches "
+    "are short-lived; the earlier editions: every branch not in the table is end of life)")
+
+
+def branch_lifecycle(branches: tuple[DriverBranch, ...], branch: int, as_of: str) -> tuple[str, DriverBranch | None]:
+    """Where a driver branch stands in NVIDIA's lifecycle table on the date `as_of` ("2026-11-28"):
+    ("supported" | "end-of-life" | "newer" | "unlisted-older", the record or the branch that decides).
+    - listed with an end of life before `as_of`'s month: "end-of-life" (the record);
+    - listed otherwise: "supported" (the record);
+    - not listed and newer than every listed branch: "newer": planned by its number, as the newest listed branch
+      (the record of that branch): NVIDIA numbers branches upward;
+    - not listed and older than the newest: "unlisted-older": NVIDIA lists every older branch it does not print
+      as end of life, or as a short-lived New Feature Branch (the newest listed branch is returned)."""
+    record = next((b for b in branches if b.number == branch), None)
+    if record is not None:
+        ended = bool(record.end_of_life) and record.end_of_life < as_of[:7]
+        return ("end-of-life" if ended else "supported"), record
+    if not branches:
+        return "unlisted-older", None
+    newest = max(branches, key=lambda b: b.number)
+    return ("newer" if branch > newest.number else "unlisted-older"), newest
+
+
+def supported_branches(branches: tuple[DriverBranch, ...], as_of: str) -> list[DriverBranch]:
+    """The Long Term Support and Production branches still supported on `as_of`, newest first."""
+    return sorted((b for b in branches if b.designation in ("LTSB", "PB")
+                   and branch_lifecycle(branches, b.number, as_of)[0] == "supported"),
+                  key=lambda b: b.number, reverse=True)
 
 
 def driver_floor_raises(floor: str, minimum: str | None) -> bool:

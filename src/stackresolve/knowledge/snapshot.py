@@ -98,7 +98,8 @@ def untrusted_reason(path: Path, env=os.environ) -> str:
 RECORD_MODULES = ("stackresolve.knowledge.base", "stackresolve.knowledge.model", "stackresolve.knowledge.snapshot")
 INSTALL_RECORD_MODULES = ("stackresolve.knowledge.install", "stackresolve.knowledge.channels",
                           "stackresolve.knowledge.install_facts")
-KIND_MODULES = {"install": INSTALL_RECORD_MODULES, "frameworks": ("stackresolve.knowledge.frameworks",)}
+KIND_MODULES = {"install": INSTALL_RECORD_MODULES, "frameworks": ("stackresolve.knowledge.frameworks",),
+                "errors": ("stackresolve.knowledge.errors", "stackresolve.knowledge.patterns")}
 
 
 def checksum(data: bytes) -> str:

@@ -95,7 +95,7 @@ class Delivery(_Named):
 
 class Vendor(_Named):
     STOCK = "stock"  # the framework's own builds on the default package index
-    NVIDIA = "nvidia"  # NVIDIA's maintained builds (nvidia-tensorflow, NGC containers)
+    NVIDIA = "nvidia"  # NVIDIA's TF 1.15 builds (nvidia-tensorflow, NGC containers; no longer maintained)
 
 
 class Framework(_Named):

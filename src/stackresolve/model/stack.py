@@ -152,6 +152,9 @@ class DriverPin:
     source: str
     minor_compat_minimum: str | None = None  # the lower floor of minor-version compatibility, where it applies
     max_branch: int | None = None  # the newest driver branch that still supports every GPU (Kepler: 470)
+    # decided by knowledge.rules.driver_meets where the stack was built (a branch, --driver 525, meets a minimum
+    # inside it); None: compare the versions here
+    below_own_minimum: bool | None = field(default=None, compare=False)
 
     @property
     def ok_through_minor_compat(self) -> bool:
@@ -159,6 +162,8 @@ class DriverPin:
         compatibility floor."""
         if not (self.ok and self.detected and self.minimum and self.minor_compat_minimum):
             return False
+        if self.below_own_minimum is not None:
+            return self.below_own_minimum
         from packaging.version import InvalidVersion, Version
 
         try:
@@ -280,7 +285,7 @@ class Resolution:
     findings: tuple[Finding, ...]
     alternatives: tuple[Alternative, ...]
     kb_version: str
-    index_data: str = ""  # "fetched 2026-11-22, shipped": when the package index's wheel lists were read
+    index_data: str = ""  # "TensorFlow wheels fetched 2026-11-22, shipped; ...": the age of each kind of data used
     causes: tuple["ConflictCause", ...] = ()  # no stack: the requirements that conflict, as data (rendered late)
 
     @property

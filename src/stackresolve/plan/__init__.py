@@ -35,6 +35,7 @@ class PlanOptions:
     env_name: str | None = None  # conda: the environment's name
     with_driver: bool | None = None  # apt: also install the driver branch (None: as the request says)
     command: str = ""  # text: the user's `stackresolve plan` command, less --format and -o, for the closing line
+    script_file: str | None = None  # powershell: the name of the file -o writes the script to (None: standard output)
 
 
 def decide(fmt: str, resolution: Resolution, kb, options: PlanOptions = PlanOptions()):

@@ -10,7 +10,7 @@ from stackresolve.knowledge.install_facts import CudaInstaller, CudnnZip, MsvcRu
 from stackresolve.model.enums import Delivery, Framework, Os
 from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution
-from stackresolve.plan import PlanOptions, Refusal, import_check_code
+from stackresolve.plan import PlanOptions, Refusal, environment_name, import_check_code
 from stackresolve.plan.formats import wsl_route
 from stackresolve.plan import pip as pip_plan
 
@@ -27,6 +27,7 @@ class WindowsNativePlan:
     installer: CudaInstaller | None  # None: not recorded (the script sends the user to NVIDIA's archive)
     cudnn_zip: CudnnZip | None  # the stack's exact cuDNN for Windows, when recorded
     check_code: str
+    script: "ScriptName"
 
 
 @record
@@ -36,10 +37,31 @@ class WslPlan:
     pip: pip_plan.PipPlan
     why: str
     check_code: str
+    script: "ScriptName"
 
     @property
     def system_cuda(self) -> bool:
         return self.inside.stack.delivery is Delivery.SYSTEM
+
+
+@record
+class ScriptName:
+    """The file the usage line runs: the one -o wrote, or install-<environment>.ps1 for a script printed to
+    standard output or written under a name PowerShell will not run (-File takes only .ps1 files)."""
+
+    run: str
+    written: str | None = None  # -o's name when the script must be renamed to `run` first
+
+
+def script_name(stack, script_file: str | None) -> ScriptName:
+    default = f"install-{environment_name(stack)}.ps1"
+    if not script_file:
+        return ScriptName(default)
+    if not script_file.isprintable():  # a name the usage comment could not show as it is
+        return ScriptName(default, "".join(c if c.isprintable() else "?" for c in script_file))
+    if script_file.lower().endswith(".ps1"):
+        return ScriptName(script_file)
+    return ScriptName(default, script_file)
 
 
 def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()):
@@ -54,11 +76,11 @@ def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()
     if stack is None:  # the format's rule let it through: a native-Windows target WSL2 can serve
         wsl = wsl_route(resolution)
         inside = replace(resolution, request=wsl.request, stack=wsl.stack, findings=(), alternatives=())
-        return _wsl(resolution, inside, gone)
+        return _wsl(resolution, inside, gone, options)
     if request.os is Os.WSL2:
         native_gpu = request.framework is Framework.PYTORCH  # PyTorch still builds for native Windows
         return _wsl(resolution, resolution, "this stack targets WSL2: " + gone if stack.cuda and not native_gpu else
-                    "this stack targets WSL2 (the Linux build inside Windows)")
+                    "this stack targets WSL2 (the Linux build inside Windows)", options)
     version = stack.framework.upstream_version
     msvc = next((m for m in kb.msvc_runtimes if m.applies_to(version)), None) if tensorflow else None
     if msvc is None and tensorflow:
@@ -71,9 +93,10 @@ def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()
         cudnn_zip = next((z for z in kb.cudnn_zips if z.version == stack.cudnn.version
                           and z.fits(stack.cuda.version)), None)
     return WindowsNativePlan(resolution, pip_plan.decide(resolution), msvc, installer, cudnn_zip,
-                             import_check_code(stack))
+                             import_check_code(stack), script_name(stack, options.script_file))
 
 
-def _wsl(resolution: Resolution, inside: Resolution, why: str):
+def _wsl(resolution: Resolution, inside: Resolution, why: str, options: PlanOptions):
     stack = inside.stack
-    return WslPlan(resolution, inside, pip_plan.decide(inside), why, import_check_code(stack))
+    return WslPlan(resolution, inside, pip_plan.decide(inside), why, import_check_code(stack),
+                   script_name(stack, options.script_file))

@@ -45,7 +45,7 @@ def resolve(kb: KnowledgeBase, request: Request, *, keep=None, with_alternatives
     except UNSOLVABLE as exc:
         findings = conflict_findings(kb, request, exc)
         alternatives = find_alternatives(kb, request) if with_alternatives else ()
-        return Resolution(request, None, tuple(findings), tuple(alternatives), kb.version, index_data(kb),
+        return Resolution(request, None, tuple(findings), tuple(alternatives), kb.version, index_data(kb, request),
                           conflict_summary(request, exc))
     stack, findings = build_stack(kb, request, result.mapping)
     alternatives = []
@@ -56,7 +56,7 @@ def resolve(kb: KnowledgeBase, request: Request, *, keep=None, with_alternatives
             unfit = nvidia_unfit(kb, request, stack)
             findings += [unfit] if unfit else []
             alternatives = native_alternatives(kb, request, stack)
-    return Resolution(request, stack, tuple(findings), tuple(alternatives), kb.version, index_data(kb))
+    return Resolution(request, stack, tuple(findings), tuple(alternatives), kb.version, index_data(kb, request))
 
 
 def _shared_search(kb: KnowledgeBase, request: Request, keep, key):
@@ -67,5 +67,17 @@ def _shared_search(kb: KnowledgeBase, request: Request, keep, key):
     return result
 
 
-def index_data(kb: KnowledgeBase) -> str:
-    return f"fetched {kb.wheels_fetched}, {kb.wheels_origin}" if kb.wheels_fetched else ""
+def index_data(kb: KnowledgeBase, request: Request | None = None) -> str:
+    """How old the machine-read data behind a plan is, per kind, for the kinds this framework's plans use:
+    "TensorFlow wheels fetched 2026-11-28, refreshed; cuDNN, CUDA fetched 2026-11-22, shipped"."""
+    framework = request.framework.value if request is not None else "tensorflow"
+    macos = request is not None and request.os.value == "macos"
+    return kb.memo(("index_data", framework, macos), lambda: _index_data(kb, framework, macos))  # once per matrix
+
+
+def _index_data(kb: KnowledgeBase, framework: str, macos: bool) -> str:
+    groups: dict[tuple[str, str], list[str]] = {}
+    for _, label, fetched, origin in kb.kinds_used_by(framework, macos):
+        if fetched:
+            groups.setdefault((fetched, origin), []).append(label)
+    return "; ".join(f"{', '.join(labels)} fetched {fetched}, {origin}" for (fetched, origin), labels in groups.items())

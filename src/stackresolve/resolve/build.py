@@ -11,19 +11,28 @@ from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.model import CudaToolkit, CudnnRelease, Pitfall
 from stackresolve.knowledge.python_sources import python_sources
 from stackresolve.knowledge.rules import (
+    BINARY_COMPAT_SOURCE,
     CUDNN_RULE_SOURCE,
+    LIFECYCLE_UNLISTED_SOURCE,
     arch_predates,
+    branch_lifecycle,
+    branch_release_needed,
     classify_support,
     cuda_line_fits,
     cudnn_accepts,
     cudnn_rule_text,
+    driver_meets,
     minor_compat_floor,
+    supported_branches,
     toolkit_predates,
+    unlisted_gpu_rule,
     worst_support,
 )
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import CudaPin, CudnnPin, DriverPin, FrameworkPin, GpuEntry, GpuPin, PythonPin, Stack
+from stackresolve.model.values import DriverVersion
+from stackresolve.model.versionlist import version_span
 from stackresolve.request import Request
 from stackresolve.resolve.candidates import (
     CudnnCandidate,
@@ -100,6 +109,9 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
     gpu = GpuPin(weakest.name or None if weakest else None, weakest.cc if weakest else None, support,
                  support_why(fw, support), fw.arch.source if fw.arch else "")
     findings += gpu_findings(request, fw, toolkit, cudnn_c.release if cudnn_c else None)
+    findings += unlisted_gpu_findings(kb, request, fw)
+    findings += kb.memo(("driver_branch_findings", request.driver, request.driver_os,
+                         tuple([g.cc for g in request.gpus])), lambda: driver_branch_findings(kb, request))
     if tensorflow and fw.vendor is Vendor.STOCK and fw.line.and_cuda_blocker and request.os in (Os.LINUX, Os.WSL2):
         findings.append(Finding(Severity.INFO, "and-cuda-unusable",
                                 f"tensorflow[and-cuda] {fw.line.version}: {fw.line.and_cuda_blocker}",
@@ -150,7 +162,7 @@ def framework_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -
             why = (f"NVIDIA's NGC TensorFlow 1 container {build.release} (TensorFlow {build.tf_base}, "
                    f"CUDA {build.cuda})")
         else:
-            why = (f"NVIDIA's maintained TensorFlow {build.tf_base} build of release {build.release}, built with "
+            why = (f"NVIDIA's TensorFlow {build.tf_base} build of release {build.release}, built with "
                    f"CUDA {build.cuda_line}")
         return FrameworkPin("tensorflow", fw.version, fw.distribution, "1.15", Vendor.NVIDIA, why, fw.source,
                             extras=fw.extras, base_version=build.tf_base,
@@ -165,7 +177,7 @@ def framework_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -
     if request.python:
         why += f" for Python {request.python}"
     if newer:
-        why += f" (newer {', '.join(w.version for w in newer)}: no wheel for this request)"
+        why += f" (newer {version_span(w.version for w in newer)}: no wheel for this request)"
     return FrameworkPin("tensorflow", fw.version, release.package, fw.line.version, Vendor.STOCK, why, fw.source,
                         extras=fw.extras, bundled_requirements=release.and_cuda if fw.extras else ())
 
@@ -380,9 +392,17 @@ def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
                f"(>= {compat})")
         return DriverPin(minimum, None, None, why, toolkit.source, compat, max_branch), findings
     if detected and minimum:
-        ok = as_version(detected) >= as_version(minimum) or bool(
-            compat and as_version(detected) >= as_version(compat) and not gpu_why)
-        if as_version(detected) < as_version(minimum) and ok:
+        meets = driver_meets(detected, minimum)
+        ok = meets or bool(compat and driver_meets(detected, compat) and not gpu_why)
+        needed = branch_release_needed(detected, minimum if meets else compat) if ok else None
+        if needed:
+            findings.append(Finding(
+                Severity.WARNING, "driver-branch-release",
+                f"driver given as the R{detected} branch: this stack needs {needed} or later within it "
+                f"(R{detected} from {needed} on).",
+                fix=f"Check the installed release with `nvidia-smi --query-gpu=driver_version --format=csv,noheader`; "
+                    f"below {needed}, update within the branch.", source=source))
+        if not meets and ok:
             findings.append(Finding(
                 Severity.WARNING, "driver-minor-compat",
                 f"driver {detected} is older than CUDA {toolkit.version}'s own minimum {minimum} but meets NVIDIA's "
@@ -402,7 +422,9 @@ def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
         why += " (CUDA on WSL2 needs at least this Windows driver)"
     if detected is None and minimum:
         findings.append(driver_unknown(minimum, source))
-    return DriverPin(minimum or None, detected, ok, why, source, compat or None, max_branch), findings
+    below = (not driver_meets(detected, minimum)) if detected and minimum else None
+    return DriverPin(minimum or None, detected, ok, why, source, compat or None, max_branch,
+                     below_own_minimum=below), findings
 
 
 def driver_unknown(minimum: str, source: str) -> Finding:
@@ -459,6 +481,58 @@ def gpu_findings(request: Request, fw: FrameworkCandidate, toolkit: CudaToolkit,
     return findings
 
 
+def unlisted_gpu_findings(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> list[Finding]:
+    """A GPU whose compute capability no table lists is planned by the compatibility rules: say so, and which
+    rule decided (issue 31)."""
+    findings = []
+    for gpu in request.gpus:
+        if kb.is_listed_cc(gpu.cc):
+            continue
+        rule = unlisted_gpu_rule(gpu.capability, support_on(fw, gpu.capability), fw.arch)
+        findings.append(Finding(
+            Severity.WARNING, "gpu-unlisted",
+            f"compute capability {gpu.cc} is in no GPU table of the knowledge base (gpus.toml, from NVIDIA's CUDA GPU "
+            f"list): planned by rule, {rule}.",
+            fix="Check after installing that the framework sees the GPU and runs a kernel on it.",
+            source=BINARY_COMPAT_SOURCE))
+    return findings
+
+
+def driver_branch_findings(kb: KnowledgeBase, request: Request) -> tuple[Finding, ...]:
+    """Where the given Linux driver's branch stands in NVIDIA's data-center lifecycle table (drivers.toml), on
+    the knowledge base's date: past its end of life, or not listed (planned by its number). Windows drivers are
+    numbered apart from the table's branches, so only Linux's are judged."""
+    if not request.driver or request.driver_os is not Os.LINUX:
+        return ()
+    branch = DriverVersion.parse(request.driver).branch
+    state, record = branch_lifecycle(kb.driver_branches, branch, kb.date)
+    supported = supported_branches(kb.driver_branches, kb.date)
+    names = ", ".join(f"R{b.branch} ({b.designation}, end of life {b.end_of_life})" for b in supported)
+    move = f"Move to a supported branch: {names}." if supported else ""
+    ends = [s for g in request.gpus if (s := kb.arch_support_for(g.cc)) is not None and s.last_branch]
+    last = min(ends, key=lambda s: int(s.last_branch), default=None)
+    if last is not None and supported and int(last.last_branch) < min(b.number for b in supported):
+        move = (f"{last.architecture.capitalize()} GPUs end with the R{last.last_branch} branch: no supported branch "
+                f"runs them, so only a newer GPU leaves this branch.")
+    if state == "end-of-life":
+        return (Finding(Severity.WARNING, "driver-branch-eol",
+                        f"driver {request.driver} is on the R{branch} branch, past its end of life "
+                        f"({record.end_of_life}, NVIDIA's data-center driver lifecycle): no more fixes or security "
+                        f"updates.", fix=move, source=record.source),)
+    if state == "newer" and record is not None:
+        return (Finding(Severity.WARNING, "driver-branch-unlisted",
+                        f"driver branch R{branch} is not in the knowledge base's lifecycle table: planned by its "
+                        f"number, as a branch newer than R{record.branch}, which runs CUDA {record.native_cuda_major} "
+                        f"natively; its own minimums are compared by number.", source=record.source),)
+    if state == "unlisted-older" and record is not None:
+        return (Finding(Severity.INFO, "driver-branch-unlisted",
+                        f"driver branch R{branch} is not in NVIDIA's data-center lifecycle table, which lists "
+                        f"Long Term Support and Production branches only (newest R{record.branch}): an older branch "
+                        f"it does not print is end of life or a short-lived New Feature Branch.", fix=move,
+                        source=LIFECYCLE_UNLISTED_SOURCE),)
+    return ()
+
+
 def nvidia_findings(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> list[Finding]:
     build = fw.nvidia
     name = f"nvidia-tensorflow {fw.version}" if not fw.container else fw.container
@@ -467,6 +541,15 @@ def nvidia_findings(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate)
                                "the stock wheels do not fit this request")
     findings = [Finding(Severity.INFO, "nvidia-build", f"NVIDIA's build {name} is chosen: {reason}",
                         source=build.source)]
+    project = kb.nvidia_project
+    if project is not None and not project.maintained:
+        notice = f"; NVIDIA deprecated the project on {project.deprecated}" if project.deprecated else ""
+        findings.append(Finding(
+            Severity.WARNING, "nvidia-build-unmaintained",
+            f"NVIDIA's TensorFlow 1.15 builds are no longer maintained: release {project.last_release} was the last"
+            f"{notice} (no fixes for new GPUs, drivers or security issues).",
+            fix="Plan to move the code to TensorFlow 2 (tf.compat.v1 runs most TF1 graphs) or another framework.",
+            source=project.source))
     if not fw.container:
         findings.append(Finding(Severity.INFO, "nvidia-index", NVIDIA_INDEX_NOTE.format(url=kb.nvidia_index_url) + ".",
                                 fix="pip install -r requirements.txt (its first line names NVIDIA's index); with "

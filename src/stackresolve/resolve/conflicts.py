@@ -10,10 +10,12 @@ from packaging.version import Version
 from resolvelib import ResolutionImpossible
 
 from stackresolve.knowledge.base import KnowledgeBase
+from stackresolve.knowledge.rules import driver_meets
 from stackresolve.model.enums import Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Alternative, ConflictCause, Stack
 from stackresolve.model.values import DriverVersion
+from stackresolve.model.versionlist import labels_span, version_span
 from stackresolve.request import Request, known_releases
 from stackresolve.resolve.build import DEGRADED
 from stackresolve.resolve.candidates import (
@@ -22,9 +24,21 @@ from stackresolve.resolve.candidates import (
     DriverCandidate,
     FrameworkCandidate,
     PythonCandidate,
+    as_version,
 )
 from stackresolve.resolve.pool import release_lines, requested_framework_candidates
-from stackresolve.resolve.provider import driver_floor
+from stackresolve.resolve.provider import driver_floor, newest_supported_driver
+from stackresolve.resolve.requirements import (
+    CudaSupports,
+    CudnnAsked,
+    CudnnSupports,
+    DriverInstalled,
+    HasCodeFor,
+    LastBranch,
+    PythonAsked,
+    RequestedBuild,
+    Requirement,
+)
 from stackresolve.resolve.solve import UNSOLVABLE, resolve_with_findings, solve
 
 
@@ -46,9 +60,12 @@ def conflict_summary(request: Request, exc: Exception) -> tuple[ConflictCause, .
 
 def conflict_findings(kb: KnowledgeBase, request: Request, exc: Exception) -> list[Finding]:
     """Say which facts conflict, each with its source; where the request's side of a conflict is the only one
-    resolvelib reports, name the other side from what the requested builds offer."""
-    findings: list[Finding] = []
+    resolvelib reports, name the other side from what the requested builds offer. The reason no driver can fix
+    comes first (reason_rank): a user told to upgrade the driver of a GPU whose last driver branch cannot take the
+    upgrade is sent the wrong way."""
+    ranked: list[tuple[tuple, Finding]] = []
     if isinstance(exc, ResolutionImpossible):
+        ceiling = newest_supported_driver(kb, request)
         by_component: dict[str, list] = {}
         for info in conflict_causes(request, exc):
             by_component.setdefault(info.requirement.name, []).append(info)
@@ -58,21 +75,85 @@ def conflict_findings(kb: KnowledgeBase, request: Request, exc: Exception) -> li
             # The request against many builds: one line for the request, one summarising what the builds offer.
             summary = _pool_side(kb, request, component) if requested and len({i.requirement.text for i in derived}) != 1 \
                 else None
-            for info in requested:
-                findings.append(Finding(Severity.ERROR, "conflict", info.requirement.text,
-                                        source=info.requirement.source))
-            by_text: dict[tuple[str, str], list[str]] = {}
+            sides: list[tuple[tuple, Finding]] = [_ranked(info.requirement, info.requirement.text, ceiling)
+                                                  for info in requested]
+            by_text: dict[tuple[str, str], tuple[Requirement, list[str]]] = {}
             for info in ([] if summary else derived):
-                by_text.setdefault((info.requirement.text, info.requirement.source), []).append(describe_candidate(info.parent))
-            for (text, source), parents in by_text.items():
-                findings.append(Finding(Severity.ERROR, "conflict",
-                                        f"{text} (required by {', '.join(dict.fromkeys(parents))})", source=source))
+                key = (info.requirement.text, info.requirement.source)
+                by_text.setdefault(key, (info.requirement, []))[1].append(describe_candidate(info.parent))
+            for (text, _), (requirement, parents) in by_text.items():
+                sides.append(_ranked(requirement, f"{text} (required by {labels_span(parents)})", ceiling))
             if summary is not None:
-                findings.append(summary)
+                sides.append(((1, NO_DRIVER), summary))
+            # A conflict is as hard to fix as its hardest side; within it, the reason before the request's echo,
+            # and the smallest driver upgrade first.
+            hardest = min(key[0] for key, _ in sides)
+            ranked += [((hardest, *key), finding) for key, finding in sides]
+        hardest = [key[0] for key, _ in ranked]
+        if 0 in hardest and 3 not in hardest:
+            # the GPUs' own needs decide it and no driver upgrade fixes it: which builds lack code for them too
+            ranked += [((0, 1, NO_DRIVER), f) for f in _without_code(kb, request, by_component)]
     else:
-        findings.append(Finding(Severity.ERROR, "conflict", "the search for a consistent stack gave up (too deep)"))
-    findings += _why_no_framework(kb, request)
-    return findings
+        ranked.append(((1, 1, NO_DRIVER), Finding(Severity.ERROR, "conflict",
+                                                  "the search for a consistent stack gave up (too deep)")))
+    ranked += [((1, 1, NO_DRIVER), f) for f in _why_no_framework(kb, request)]
+    return [f for _, f in sorted(ranked, key=lambda pair: pair[0])]  # stable: within a rank, in the causes' order
+
+
+# What the request itself says: one side of a conflict, never its reason.
+_ECHOES = (RequestedBuild, PythonAsked, CudnnAsked, DriverInstalled)
+# What a GPU needs whatever the driver: a build with code for it, a CUDA and a cuDNN that still support it, a
+# driver no newer than its architecture's last branch.
+_GPU_BOUND = (HasCodeFor, CudaSupports, CudnnSupports, LastBranch)
+
+
+def reason_rank(requirement: Requirement, past_last_branch: bool = False) -> int:
+    """The order a conflict's facts are told in: 0, what no driver can fix (the GPU's own needs, and a driver
+    minimum past the GPUs' last branch); 1, what the builds offer; 2, what the request says; 3, a driver minimum
+    an upgrade meets."""
+    if isinstance(requirement, _GPU_BOUND) or past_last_branch:
+        return 0
+    if isinstance(requirement, _ECHOES):
+        return 2
+    return 3 if requirement.name == "driver" else 1
+
+
+NO_DRIVER = Version("0")  # the order key of a side that names no driver minimum
+
+
+def _ranked(requirement: Requirement, message: str, ceiling) -> tuple[tuple[int, Version], Finding]:
+    """A conflict's side as a finding with its order key (its rank, the driver minimum it names); a driver
+    minimum past the GPUs' last driver branch says so."""
+    source = requirement.source
+    minimum = getattr(requirement, "minimum", None) if requirement.name == "driver" else None
+    # the lowest driver it accepts: through minor-version compatibility where it allows that (DriverAtLeast)
+    compat = getattr(requirement, "compat", None)
+    lowest = min(minimum, compat) if isinstance(compat, Version) and minimum is not None else minimum
+    past = ceiling is not None and lowest is not None and lowest > as_version(ceiling.last_version)
+    if past:
+        message += (f"; {ceiling.architecture.capitalize()} GPUs are supported by drivers up to the "
+                    f"R{ceiling.last_branch} branch ({ceiling.last_version}), so no driver this GPU takes meets it")
+        source = f"{source}; {ceiling.source}"
+    return (reason_rank(requirement, past), minimum or NO_DRIVER), Finding(Severity.ERROR, "conflict", message,
+                                                                          source=source)
+
+
+def _without_code(kb: KnowledgeBase, request: Request, by_component: dict) -> list[Finding]:
+    """Where the builds left after the GPUs' code test failed for another reason: the requested builds that test
+    removed (resolvelib does not name them), as a range."""
+    if "framework" in by_component and any(isinstance(i.requirement, HasCodeFor)
+                                           for i in by_component["framework"]):
+        return []  # the test removed them all: its own conflict line says so
+    pool = [c for c in requested_framework_candidates(kb, request) if c.gpu]
+    out = []
+    for gpu in request.gpus:
+        test = HasCodeFor(gpu, request.framework)
+        removed = [c.version for c in pool if not test.is_satisfied_by(c)]
+        if removed and len(removed) < len(pool):
+            out.append(Finding(Severity.ERROR, "conflict",
+                               f"no other {request.framework.display} build ({version_span(removed, inner=True)}) has "
+                               f"SASS or PTX for {gpu.label}", source=test.source))
+    return out
 
 
 def _pool_side(kb: KnowledgeBase, request: Request, component: str) -> Finding | None:
@@ -82,8 +163,7 @@ def _pool_side(kb: KnowledgeBase, request: Request, component: str) -> Finding |
         return None
     if component == "python":
         pythons = sorted({p for c in pool for p in c.pythons}, key=Version)
-        versions = sorted({c.version for c in pool}, key=Version)
-        span = versions[0] if len(versions) == 1 else f"{versions[0]} ... {versions[-1]}"
+        span = version_span((c.version for c in pool), inner=True)
         return Finding(Severity.ERROR, "conflict",
                        f"{request.asked} ({span}) has {request.wheel_platform} builds for Python "
                        f"{', '.join(pythons)} only", source=pool[0].source)
@@ -154,7 +234,7 @@ def _why_no_build(kb: KnowledgeBase, request: Request) -> list[Finding]:
         if deleted and len(deleted) == len(asked):  # otherwise another reason stands for the rest
             jaxlibs = sorted({v for versions, _ in deleted for v in versions}, key=Version)
             wheels = deleted[-1][1]
-            which = f"jaxlib {jaxlibs[0]}" + ("" if len(jaxlibs) == 1 else f" ... {jaxlibs[-1]}")
+            which = f"jaxlib {version_span(str(v) for v in jaxlibs)}"
             return [Finding(Severity.ERROR, "not-on-index",
                             f"JAX {request.version} needs {which}, which the JAX team deleted from the package "
                             f"index",
@@ -239,8 +319,13 @@ def driver_upgrade(kb: KnowledgeBase, request: Request, keep, seen: set[str]) ->
         return None
     current = DriverVersion.parse(request.driver)
     pool = requested_framework_candidates(kb, replace(request, driver=None))
-    floors = sorted({f for c in pool if (f := driver_floor(kb, request, c)) and DriverVersion.parse(f) > current},
-                    key=DriverVersion.parse)
+    # a fix the machine can take: no driver past the GPUs' last branch (Kepler: R470); a branch (--driver 525)
+    # already stands for its later releases, so only a later branch is an upgrade
+    newest = newest_supported_driver(kb, request)
+    ceiling = DriverVersion.parse(newest.last_version) if newest is not None else None
+    floors = sorted({f for c in pool if (f := driver_floor(kb, request, c)) and DriverVersion.parse(f) > current
+                     and not driver_meets(request.driver, f)
+                     and (ceiling is None or DriverVersion.parse(f) <= ceiling)}, key=DriverVersion.parse)
     for floor in floors:
         upgraded = replace(request, driver=floor)
         stack, findings = resolve_with_findings(kb, upgraded)
@@ -284,7 +369,8 @@ def native_alternatives(kb: KnowledgeBase, request: Request, stack: Stack, limit
     ccs = ", ".join(sorted({g.cc for g in request.gpus}))
     tries: list[tuple[Request, str]] = []
     if request.vendor is Vendor.STOCK:
-        tries.append((replace(request, vendor=None), "NVIDIA's maintained build of the same line runs natively"))
+        tries.append((replace(request, vendor=None), "NVIDIA's build of the same line (no longer maintained) runs "
+                                                     "natively"))
     if request.os is Os.WINDOWS:
         tries.append((replace(request, os=Os.WSL2), "WSL2 runs the Linux build of the same line on the Windows "
                                                     "driver"))
@@ -337,7 +423,7 @@ def vendor_alternatives(kb: KnowledgeBase, request: Request, stack: Stack) -> li
 
 
 def nvidia_unfit(kb: KnowledgeBase, request: Request, stack: Stack) -> Finding | None:
-    """For a degraded stock TensorFlow 1.15 stack: why NVIDIA's maintained builds, which would run natively, do
+    """For a degraded stock TensorFlow 1.15 stack: why NVIDIA's builds, which would run natively, do
     not fit this request. Each reason is a question put to the resolver: no build for this OS at all, or one
     that fits with a newer driver or another Python."""
     if stack.framework.line != "1.15" or stack.framework.vendor is not Vendor.STOCK or request.vendor is not None:

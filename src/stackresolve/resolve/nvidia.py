@@ -1,5 +1,5 @@
-"""NVIDIA's maintained TensorFlow 1.15 builds as resolver candidates: the nvidia-tensorflow pip releases and the
-NGC TF1 containers (constraints/nvidia_tensorflow.toml)."""
+"""NVIDIA's TensorFlow 1.15 builds as resolver candidates: the nvidia-tensorflow pip releases and the NGC TF1
+containers, no longer maintained (KnowledgeBase.nvidia_project) (constraints/nvidia_tensorflow.toml)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from resolvelib import AbstractProvider
 
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.model import PlatformMinimum
-from stackresolve.knowledge.rules import driver_floor_raises, minor_compat_floor
+from stackresolve.knowledge.rules import driver_floor_raises, driver_is_branch, minor_compat_floor
 from stackresolve.model.enums import Framework, GpuSupport, Os
 from stackresolve.model.values import ComputeCapability, DriverVersion
 from stackresolve.request import Request
@@ -150,7 +150,13 @@ class StackProvider(AbstractProvider):
 
     def _driver_candidate(self, reqs: list[DriverRequirement]) -> DriverCandidate:
         if self.request.driver:
-            return driver_candidate(as_version(self.request.driver), None)
+            installed = as_version(self.request.driver)
+            if driver_is_branch(self.request.driver):
+                # A branch (--driver 525) stands for its releases (knowledge.rules.driver_meets): the candidate is
+                # the release inside it that the stack needs, never one of a later branch.
+                inside = [r.minimum for r in reqs if r.minimum is not None and r.minimum.release[0] == installed.major]
+                installed = max(inside, default=installed)
+            return driver_candidate(installed, None)
         minimum = max((r.minimum for r in reqs if r.minimum is not None), default=None)
         if minimum is not None:
             newest = self.newest_driver
@@ -221,15 +227,15 @@ def framework_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCan
     deps: list[Requirement] = [BuildPythons(fw, "the container" if fw.container else request.wheel_platform)]
     if not fw.gpu:
         return deps
-    deps += driver_dependencies(kb, request, fw)
     # PyTorch and JAX bring CUDA and cuDNN in their wheels: the CUDA line decides the driver; there is no cuDNN to
     # choose (the plan names the one the wheels bring).
     deps.append(BuildCuda(fw, request.os))
-    if fw.framework is not Framework.TENSORFLOW:
-        return deps
-    prefer, _ = preferred_cudnn(kb, request, fw)
-    deps.append(BuildCudnn(fw, prefer) if fw.cudnn_fixed else CompiledCudnn(fw, prefer))
-    return deps
+    if fw.framework is Framework.TENSORFLOW:
+        prefer, _ = preferred_cudnn(kb, request, fw)
+        deps.append(BuildCudnn(fw, prefer) if fw.cudnn_fixed else CompiledCudnn(fw, prefer))
+    # The driver last: resolvelib reports a build's first requirement that cannot be met, and one that no driver
+    # can fix (a CUDA or cuDNN that no longer supports the GPU) is the reason to give before a driver minimum.
+    return deps + driver_dependencies(kb, request, fw)
 
 
 def driver_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate) -> list[Requirement]:

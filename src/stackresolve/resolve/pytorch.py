@@ -70,20 +70,34 @@ def torch_candidates(kb: KnowledgeBase, request: Request, line: ReleaseLine,
     return out
 
 
-def installable_companions(fk: FrameworkKnowledge, release: TorchRelease, platform: str) -> list:
+def installable_companions(fk: FrameworkKnowledge, release: TorchRelease, platform: str,
+                           default_index: bool = False) -> list:
     """The torchvision and torchaudio releases made for a torch release that have wheels for this platform (a
-    plan's Python must have wheels of each: torchvision 0.20.1 has none for 3.13, torch 2.5.1 has)."""
+    plan's Python must have wheels of each: torchvision 0.20.1 has none for 3.13, torch 2.5.1 has). The release
+    those packages pin to it (`==`) always; with `default_index` (a build pip takes from the default index, where
+    the ranges were read) also the newest whose Requires-Dist range admits it (torchaudio 2.11.1: torch>=2.11).
+    PyTorch's own indexes publish the pinned companions with each release; a range-matched one need not be there."""
     out = []
-    for package, version in (("torchvision", release.torchvision), ("torchaudio", release.torchaudio)):
-        companion = fk.torch_companion(package, version) if version else None
+    for package in ("torchvision", "torchaudio"):
+        companion = fk.companion_for(package, release) if default_index else \
+            fk.torch_companion(package, getattr(release, package)) if getattr(release, package) else None
         if companion is not None and companion.pythons.get(platform):
             out.append(companion)
     return out
 
 
-def _companions(fk: FrameworkKnowledge, release: TorchRelease, platform: str, local: str) -> tuple[str, ...]:
+def _companions(fk: FrameworkKnowledge, release: TorchRelease, platform: str, local: str,
+                common: dict | None = None) -> tuple[str, ...]:
+    """The companion requirements of a build; `common` (the candidate's fields) given for a build from the default
+    index: a range-matched companion narrows its Pythons to those it has wheels for, or is left out when it has none
+    of them (torch installs without it)."""
     out = []
-    for companion in installable_companions(fk, release, platform):
+    for companion in installable_companions(fk, release, platform, default_index=common is not None):
+        if common is not None:
+            shared = tuple(p for p in common["pythons"] if p in companion.pythons.get(platform, ()))
+            if not shared:
+                continue
+            common["pythons"] = shared
         # torchaudio keeps no local label: pip takes the variant's build from the extra index, as it sorts above
         # the plain one (PyTorch's own commands write it that way).
         label = local if companion.package == "torchvision" else ""
@@ -118,9 +132,10 @@ def _torch_cpu(fk: FrameworkKnowledge, request: Request, release: TorchRelease, 
             notes.append(f"PyTorch {release.version}'s MPS backend needs macOS {mps.macos_min} or later")
             macos_min = mps.macos_min
     if release.default_variant.get(platform, "cpu") == "cpu":
+        common = dict(common)
+        companions = _companions(fk, release, platform, "", common)
         return FrameworkCandidate(**common, gpu=False, source=release.source, variant="cpu",
-                                  companions=_companions(fk, release, platform, ""), metal=metal, notes=tuple(notes),
-                                  macos_min=macos_min)
+                                  companions=companions, metal=metal, notes=tuple(notes), macos_min=macos_min)
     # Linux x86_64 (and aarch64 from 2.11): the default index carries a CUDA build; the CPU build is PyTorch's.
     option, url, local = _torch_index(release, TORCH_CPU_INDEX, "cpu")
     return FrameworkCandidate(**common, gpu=False, source=f"{release.source}; {TORCH_INDEX_SOURCE}", variant="cpu",
@@ -158,8 +173,8 @@ def _torch_gpu(kb: KnowledgeBase, request: Request, release: TorchRelease, varia
                   cudnn_compiled=cudnn3, cudnn_fixed=cudnn3, cudnn_full=cudnn, delivery=delivery, arch=arch,
                   preference=(not variant.default_index, tuple(-x for x in Version(variant.cuda).release)), notes=tuple(notes))
     if variant.default_index:
-        return FrameworkCandidate(**fields, source=f"{release.source}; {variant.source}",
-                                  companions=_companions(kb.frameworks, release, platform, ""))
+        companions = _companions(kb.frameworks, release, platform, "", fields)
+        return FrameworkCandidate(**fields, source=f"{release.source}; {variant.source}", companions=companions)
     option, url, local = _torch_index(release, variant.index_url, variant.name)
     return FrameworkCandidate(**fields, source=f"{variant.source}; {TORCH_INDEX_SOURCE}", index_url=url,
                               index_option=option, local_version=local,

@@ -64,14 +64,16 @@ def pinned_version(requirements: tuple[str, ...], pattern: re.Pattern) -> Versio
 def stock_candidates(kb: KnowledgeBase, request: Request, line: TensorFlowLine) -> list[FrameworkCandidate]:
     gpu = not request.cpu_only
     table_os = request.os.wheel_os
-    out: list[FrameworkCandidate] = []
     if gpu:
         package = line.gpu_package_windows if request.os is Os.WINDOWS else (
             "" if request.os is Os.MACOS else line.gpu_package_linux)
         packages = [package] if package else []
+    elif cpu_package_first(request, line):
+        packages = ["tensorflow-cpu", "tensorflow"]
     else:
         packages = ["tensorflow", "tensorflow-cpu", "tensorflow-intel"]
     build = kb.tested_build(line.version, table_os, gpu)
+    by_release: dict[str, list[FrameworkCandidate]] = {}
     for package in packages:
         for release in (w for w in kb.wheel_releases(package) if w.line == line.version):
             pythons = installable_pythons(kb, release, request.wheel_platform)
@@ -79,10 +81,24 @@ def stock_candidates(kb: KnowledgeBase, request: Request, line: TensorFlowLine) 
                 continue
             candidate = _stock_candidate(kb, request, line, build, release, pythons, gpu)
             if candidate is not None:
-                out.append(candidate)
-        if not gpu and any(c.line is line for c in out):
+                by_release.setdefault(release.version, []).append(candidate)
+        if not gpu and by_release and not cpu_package_first(request, line):
             break  # CPU stacks: the first package with wheels for this line serves
-    return out
+    # Per release, in the packages' order: the resolver tries the CPU package first and falls back to the other
+    # where the CPU package has no wheel for the Python (the pool's sort by release is stable).
+    return [c for candidates in by_release.values() for c in candidates]
+
+
+def cpu_package_first(request: Request, line: TensorFlowLine) -> bool:
+    """Whether a CPU stack should install tensorflow-cpu: where the line's GPU package for this OS is `tensorflow`
+    itself (Linux from 2.1, Windows 2.1-2.10), that wheel carries the CUDA kernels (TensorFlow 2.15.1, cp311
+    manylinux x86_64: 475 MB against tensorflow-cpu's 207 MB on the package index, 1.4 GB against 0.9 GB
+    unpacked); tensorflow-cpu is the same TensorFlow without them. Where its wheels miss a platform or Python,
+    tensorflow still serves."""
+    if request.os is Os.MACOS:
+        return False
+    package = line.gpu_package_windows if request.os is Os.WINDOWS else line.gpu_package_linux
+    return package == "tensorflow"
 
 
 def _stock_candidate(kb: KnowledgeBase, request: Request, line: TensorFlowLine, build: TestedBuild | None,
