@@ -32,6 +32,10 @@ commands in the same venv, so machine load hits both alike. Budgets (exit 1 when
 - `explain` of an 8 MiB log (the size explain reads at most): explain_text in-process <= 1 s of CPU, and the whole
   `stackresolve explain --format json` process < 100 MB peak memory. The log is a training log made here: the
   corpus's real reports in the middle of timestamped TensorFlow lines and progress lines whose numbers change
+- `stackresolve site -o DIR` (issue 37): the site's files <= 3 MB in all (the generation's own time and peak memory
+  reported beside it); in Debian's headless chromium (where installed), the first answer shown after opening the
+  page from file:// through a permalink, from the start of navigation (loading the page and its data included),
+  < 1 s, and an answer after a change of choice < 50 ms (medians). `--site-only` runs these alone.
 """
 
 from __future__ import annotations
@@ -347,6 +351,59 @@ def explain_seconds(path: Path, runs: int) -> float:
     return best
 
 
+SITE_LINKS = ["#framework=torch&gpu=RTX%204090&driver=535.54.03&os=linux", "#framework=tf&gpu=6.1&os=linux",
+              "#framework=jax&gpu=H100&driver=580.65.06&os=linux", "#framework=tf&gpu=7.5&os=windows"]
+
+
+def site_bench(tool: str, runs: int) -> tuple[list[tuple[str, str, str, str]], list[str]]:
+    """`stackresolve site`: its size, how long it takes to make, and how fast the page answers in chromium."""
+    rows, missed = [], []
+    with tempfile.TemporaryDirectory(prefix="stackresolve-bench-site-") as scratch:
+        folder = Path(scratch) / "site"
+        made_s, peak = run_once([tool, "site", "-o", str(folder)])
+        sizes = {p.name: p.stat().st_size for p in folder.iterdir()}
+        total = sum(sizes.values())
+        import gzip
+
+        packed = len(gzip.compress((folder / "data.js").read_bytes(), 9))
+        size_ok = total <= 3 * 1024 * 1024
+        rows.append(("site: files (data.js; data.js gzipped)", f"{total / 1024:.0f} KiB ({sizes['data.js'] / 1024:.0f}"
+                     f" KiB; {packed / 1024:.0f} KiB)", "", "<= 3 MB" + ("" if size_ok else "  MISSED")))
+        rows.append(("site: stackresolve site -o DIR", f"{made_s:.1f} s", f"{peak:.0f} MB", "reported"))
+        if not size_ok:
+            missed.append("site size")
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "site"))
+        from webdriver import Browser, find_browser  # the tests' WebDriver client (requests only)
+
+        found = find_browser()
+        if None in found:
+            rows.append(("site: first answer in chromium", "not measured: chromium or chromedriver missing", "", ""))
+            return rows, missed
+        first, change = [], []
+        browser = Browser(*found)
+        try:
+            page = (folder / "index.html").as_uri()
+            for i in range(runs):
+                browser.open("about:blank")
+                browser.open(page + SITE_LINKS[i % len(SITE_LINKS)])
+                browser.wait_for("return document.documentElement.getAttribute('data-answered')")
+                first.append(float(browser.script("return document.documentElement.getAttribute('data-first-answer-ms')")))
+                browser.script("var s = document.getElementById('framework');"
+                               "s.value = s.value === 'pytorch' ? 'jax' : 'pytorch';"
+                               "s.dispatchEvent(new Event('change'));")
+                change.append(float(browser.script("return document.documentElement.getAttribute('data-render-ms')")))
+        finally:
+            browser.close()
+        first_ms, change_ms = statistics.median(first), statistics.median(change)
+        first_ok, change_ok = first_ms < 1000, change_ms < 50
+        rows.append(("site: first answer in chromium (from navigation)", f"{first_ms:.0f} ms", "",
+                     "< 1 s" + ("" if first_ok else "  MISSED")))
+        rows.append(("site: answer after a change of choice", f"{change_ms:.1f} ms", "",
+                     "< 50 ms" + ("" if change_ok else "  MISSED")))
+        missed += [name for name, ok in (("site first answer", first_ok), ("site change", change_ok)) if not ok]
+    return rows, missed
+
+
 REFRESH_DEADLINE = 120
 
 
@@ -414,10 +471,14 @@ def main() -> int:
     parser.add_argument("--install", action="store_true", help="also time `stackresolve install` (network)")
     parser.add_argument("--network", action="store_true", help="also time `stackresolve refresh` (network)")
     parser.add_argument("--explain-only", action="store_true", help="only the explain rows (and the plan they compare to)")
+    parser.add_argument("--site-only", action="store_true", help="only the site rows (issue 37)")
     args = parser.parse_args()
     if args.explain_only:
         return explain_bench(args.runs)
     exe, tool = str(BIN / "python"), str(BIN / "stackresolve")
+    if args.site_only:
+        rows, missed = site_bench(tool, args.runs)
+        return report(rows, missed, args.runs)
     with tempfile.TemporaryDirectory() as scratch:
         lock = Path(scratch) / "stackresolve.lock"
         cluster = Path(scratch) / "nodes.json"
@@ -505,8 +566,15 @@ def main() -> int:
         install_rows, install_missed = install_bench(tool)
         rows += install_rows
         missed += install_missed
+    site_rows, site_missed = site_bench(tool, args.runs)
+    rows += site_rows
+    missed += site_missed
+    return report(rows, missed, args.runs)
+
+
+def report(rows: list[tuple[str, str, str, str]], missed: list[str], runs: int) -> int:
     width = max(len(r[0]) for r in rows)
-    print(f"Python {sys.version.split()[0]}, median of {args.runs} alternating cold runs")
+    print(f"Python {sys.version.split()[0]}, median of {runs} alternating cold runs")
     for name, value, peak, budget in rows:
         print(f"{name:<{width}}  {value:<32} {peak:>6}  {budget}")
     if missed:

@@ -64,7 +64,8 @@ def run(*args, env):
                           env={**os.environ, **env})
 
 
-INDEX_KINDS = ["tensorflow_wheels", "torch", "torch_companions", "jax", "cudnn", "cuda"]
+INDEX_KINDS = ["tensorflow_wheels", "torch", "torch_companions", "jax", "cudnn", "cuda", "tensorflow_metal",
+               "jax_metal"]
 VENDOR_KINDS = ["nvidia_cuda", "nvidia_cudnn", "nvidia_drivers", "torch_variants"]
 
 
@@ -122,6 +123,9 @@ def test_refresh_against_the_real_index(tmp_path):
         document = json.loads(plan.stdout)
         assert document["stack"]["framework"]["version"] == newest(project), plan.stderr
         assert document["knowledge_base"]["index_data"].endswith("refreshed")
+    mac = run("plan", "--no-detect", "--tf", "latest", "--os", "macos", "--gpu", "Apple M2", "--format", "json",
+              env=env)
+    assert "tensorflow-metal fetched" in json.loads(mac.stdout)["knowledge_base"]["index_data"], mac.stderr
     cudnn = newest("nvidia-cudnn-cu13")
     plan = run("plan", "--no-detect", "--torch", "latest", "--cudnn", ".".join(cudnn.split(".")[:3]), env=env)
     assert plan.returncode in (0, 1) and "no cuDNN release" not in plan.stderr, plan.stderr

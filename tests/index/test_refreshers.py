@@ -235,3 +235,130 @@ def test_show_names_the_refreshed_kinds_own_date(cache):
     kb = load_knowledge()
     assert kb.fetched("cudnn") == "2099-01-01"  # show cudnn's `fetched`
     assert kb.fetched("cuda") == kb.date  # not refreshed: the shipped data's review date
+
+
+# ---------------------------------------------------------------- Apple: tensorflow-metal, jax-metal
+
+
+INDEX = locations.FIXTURES / "index"
+
+
+def _metadata(name: str):
+    from stackresolve import index as idx
+
+    return idx._parse_metadata((INDEX / f"{name}.METADATA").read_bytes())
+
+
+def test_the_pairing_tables_in_apples_descriptions_are_read():
+    """tensorflow-metal 1.2.0's METADATA (captured): two rows print v1.1.0 ("v2.14-v2.18", "v2.18"), none names
+    1.2.0; jax-metal 0.1.1's table has its own row."""
+    from packaging.version import Version
+
+    from stackresolve.refreshers import index as readers
+
+    table = readers.description_table(_metadata("tensorflow_metal-1.2.0-cp312-cp312-macosx_12_0_arm64.whl"),
+                                      "tensorflow-metal")
+    assert len(table) == 11 and table[0] == {"tensorflow": "v2.5", "tensorflow-metal": "v0.1.2", "macos": "12.0+",
+                                             "features": "Pluggable device"}
+    rows = readers._rows_for(table, "tensorflow-metal", Version("1.1.0"))
+    assert sorted({line for r in rows for line in readers._tf_lines(r["tensorflow"])}, key=Version) == [
+        "2.14", "2.15", "2.16", "2.17", "2.18"]
+    assert readers._rows_for(table, "tensorflow-metal", Version("1.2.0")) == []
+    jax = readers.description_table(_metadata("jax_metal-0.1.1-py3-none-macosx_13_0_arm64.whl"), "jax-metal")
+    assert readers._rows_for(jax, "jax-metal", Version("0.1.1")) == [
+        {"jax-metal": "0.1.1", "macos": "Sonoma 14.4+", "jaxlib": ">=0.4.34", "jax": "==jaxlib"}]
+    assert readers.description_table(_metadata("jax_metal-0.1.1-py3-none-macosx_13_0_arm64.whl"), "tensorflow") == []
+
+
+def test_the_apple_readers_add_the_releases_newer_than_shipped(fake_index):  # noqa: F811
+    """With the shipped data as it would be before tensorflow-metal 1.1.0 and jax-metal 0.1.1, the readers rebuild
+    those records from the captured file lists and METADATA: what the index says equals the curated records
+    (which were read from the same index), and what it cannot say is carried over by rule, or left empty."""
+    import tomli
+
+    from stackresolve.knowledge.loader import read_toml
+
+    real = read_toml("apple.toml")[0]
+
+    def shipped(name):
+        doc = read_toml(name)[0]
+        if name == "apple.toml":
+            doc = {**doc, "tensorflow_metal": [r for r in doc["tensorflow_metal"] if r["version"] < "1.1.0"],
+                   "jax_metal": [r for r in doc["jax_metal"] if r["version"] != "0.1.1"]}
+        return doc
+
+    results = {r.kind: r for r in refresh(fake_index, kinds=["tensorflow_metal", "jax_metal"], vendor=False,
+                                          shipped=shipped, timeout=60)}
+    assert all(r.status == "refreshed" for r in results.values()), results
+
+    def same_but_provenance(read, curated):
+        drop = ("source", "note")
+        return {k: v for k, v in read.items() if k not in drop} == {k: v for k, v in curated.items() if k not in drop}
+
+    curated = {r["version"]: r for r in real["tensorflow_metal"]}
+    metal = {r["version"]: r for r in tomli.loads(results["tensorflow_metal"].text)["tensorflow_metal"]}
+    assert sorted(metal) == ["1.1.0", "1.2.0"]
+    # 1.2.0: no row names it, so no TensorFlow line (as curated); every wheel fact as curated
+    assert same_but_provenance(metal["1.2.0"], curated["1.2.0"])
+    assert "no row names 1.2.0" in metal["1.2.0"]["note"]
+    # 1.1.0: its own METADATA's row says v2.14 (the curated record takes 1.2.0's widened row, and says so)
+    assert metal["1.1.0"]["tensorflow"] == ["2.14"] and metal["1.1.0"]["macos_min"] == "12.1"
+    assert same_but_provenance({**metal["1.1.0"], "tensorflow": curated["1.1.0"]["tensorflow"]}, curated["1.1.0"])
+    assert metal["1.1.0"]["tf_package"] == "tensorflow"
+    assert "tf_package carried over from tensorflow-metal 1.0.0" in metal["1.1.0"]["note"]
+    assert "tensorflow_metal-1.1.0-cp311-cp311-macosx_12_0_arm64.whl" in metal["1.1.0"]["source"]
+
+    [jax] = tomli.loads(results["jax_metal"].text)["jax_metal"]
+    assert same_but_provenance(jax, {r["version"]: r for r in real["jax_metal"]}["0.1.1"])
+    assert "status carried over from jax-metal 0.1.0" in jax["note"]
+
+
+TF_METAL_UNSHIPPED = '''generated = "2099-01-01"
+origin = "refreshed"
+source = "package index /simple/tensorflow-metal/ (test)"
+
+[[tensorflow_metal]]
+version = "9.9.0"
+tensorflow = []
+tf_package = ""
+macos_min = ""
+wheel_macos_min = "macosx_12_0"
+macos_arm64 = ["3.12"]
+macos_x86_64 = []
+requires = []
+source = "package index /simple/tensorflow-metal/ (test)"
+'''
+
+
+def test_the_metal_kinds_are_labelled_on_mac_plans_only(cache):
+    from types import SimpleNamespace
+
+    from stackresolve.knowledge.loader import load_knowledge
+    from stackresolve.model.enums import Framework, Os
+    from stackresolve.resolve import index_data
+
+    (cache / "data" / "tensorflow_metal.toml").write_text(TF_METAL_UNSHIPPED)
+    kb = load_knowledge()
+    assert kb.data_kinds["tensorflow_metal"][:2] == ("2099-01-01", "refreshed")
+    assert kb.data_kinds["jax_metal"][1] == "shipped"
+    assert "9.9.0" in {m.version for m in kb.frameworks.tensorflow_metal}
+
+    def label(framework, os):
+        return index_data(kb, SimpleNamespace(framework=framework, os=os))
+
+    assert "tensorflow-metal fetched 2099-01-01, refreshed" in label(Framework.TENSORFLOW, Os.MACOS)
+    assert "jax-metal" not in label(Framework.TENSORFLOW, Os.MACOS)
+    assert "metal" not in label(Framework.TENSORFLOW, Os.LINUX) and "metal" not in label(Framework.PYTORCH, Os.MACOS)
+    mac_jax = label(Framework.JAX, Os.MACOS)
+    assert "jax-metal fetched 2026-11-24, shipped" in mac_jax and "tensorflow-metal" not in mac_jax
+    assert kb.load_warnings == ()
+
+
+def test_a_broken_metal_kind_falls_back_to_the_shipped_pairings(cache):
+    from stackresolve.knowledge.loader import load_knowledge
+
+    (cache / "data" / "tensorflow_metal.toml").write_text(TF_METAL_UNSHIPPED.replace('macos_arm64 = ["3.12"]\n', ""))
+    kb = load_knowledge()
+    assert kb.data_kinds["tensorflow_metal"][1] == "shipped"
+    assert "9.9.0" not in {m.version for m in kb.frameworks.tensorflow_metal}
+    assert len(kb.load_warnings) == 1 and "macos_arm64" in kb.load_warnings[0]

@@ -40,6 +40,8 @@ COMMANDS = {
                                            "-r` or `uv pip install -r`."),
     "refresh": ("stackresolve.cli.refresh", "Re-read every kind of data a machine can read into the user cache, "
                                             "each with its own date (used while not older than shipped)."),
+    "site": ("stackresolve.cli.site", "Write a static page that shows the matrix's answers for any GPU, driver and "
+                                      "OS (open index.html from disk or any static host)."),
     "schema": ("stackresolve.cli.schema", "Print the JSON Schema of one of the JSON documents stackresolve prints."),
 }
 

@@ -111,6 +111,8 @@ class KnowledgeBase:
 
         out = []
         for kind in KINDS:
+            if kind.macos and not macos:
+                continue
             if "" not in kind.frameworks and framework not in kind.frameworks and not (macos and "macos" in kind.frameworks):
                 continue
             fetched, origin, _ = self.data_kinds.get(kind.name, ("", "shipped", ""))

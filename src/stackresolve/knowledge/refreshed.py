@@ -41,6 +41,7 @@ class Kind:
     frameworks: tuple[str, ...]  # the plans that use it: tensorflow | pytorch | jax | "" (every plan) | macos
     index: bool  # read from the package index (the others: NVIDIA's and PyTorch's own documents)
     shipped: str = ""  # what the fallback warning says is used instead ("" = "the <label> data")
+    macos: bool = False  # used only by plans for a Mac (of `frameworks`)
 
 
 KINDS: tuple[Kind, ...] = (
@@ -66,6 +67,10 @@ KINDS: tuple[Kind, ...] = (
     Kind("torch_variants", "PyTorch variants (PyTorch's indexes)", "pytorch.toml",
          (Overlay("release", ("version",), "update", ("variants_linux", "variants_windows", "variants_linux_aarch64")),),
          ("pytorch",), False),
+    Kind("tensorflow_metal", "tensorflow-metal", "apple.toml", (Overlay("tensorflow_metal", ("version",), "add"),),
+         ("tensorflow",), True, macos=True),
+    Kind("jax_metal", "jax-metal", "apple.toml", (Overlay("jax_metal", ("version",), "add"),), ("jax",), True,
+         macos=True),
 )
 BY_NAME = {k.name: k for k in KINDS}
 # What nothing machine-readable feeds (TensorFlow's tested builds, GPUs, ...): curated, drafted by

@@ -380,5 +380,197 @@ def torch(ctx: Context) -> tuple[dict, str]:
                                                         f"Linux wheels' METADATA), fetched {ctx.today}")
 
 
+# --------------------------------------------------------------------------- Apple: tensorflow-metal, jax-metal
+
+
+def description_table(meta: Any, column: str) -> list[dict[str, str]]:
+    """The rows of the Markdown table in a wheel's project description (its METADATA body) that has a `column`
+    heading, each as {lower-cased heading: cell text}; [] when there is no such table. Apple keeps its pairing
+    tables there (tensorflow-metal: tensorflow | tensorflow-metal | MacOs | features; jax-metal: jax-metal |
+    MacOS | jaxlib | jax)."""
+    if meta is None:
+        return []
+    body = meta.get("Description") or meta.get_payload() or ""
+    if not isinstance(body, str):
+        return []
+    tables: list[list[list[str]]] = []
+    rows: list[list[str]] = []
+    for line in body.splitlines() + [""]:
+        text = line.strip()
+        if text.startswith("|"):
+            rows.append([cell.strip() for cell in text.strip("|").split("|")])
+        elif rows:
+            tables.append(rows)
+            rows = []
+    for table in tables:
+        heads = [h.lower() for h in table[0]]
+        if column not in heads:
+            continue
+        body_rows = [r for r in table[1:] if not all(set(c) <= set("-: ") for c in r)]  # the |---| rule
+        return [dict(zip(heads, r)) for r in body_rows]
+    return []
+
+
+def _rows_for(table: list[dict[str, str]], column: str, version: Version) -> list[dict[str, str]]:
+    """The table's rows whose `column` names this release ("v1.1.0" or "0.1.1")."""
+    out = []
+    for row in table:
+        try:
+            if Version(row.get(column, "").removeprefix("v")) == version:
+                out.append(row)
+        except InvalidVersion:
+            continue
+    return out
+
+
+def _tf_lines(cell: str) -> list[str]:
+    """TensorFlow lines a pairing cell names: "v2.13" -> [2.13]; "v2.14-v2.18" -> [2.14 ... 2.18] (one major)."""
+    ends = [p.strip().removeprefix("v") for p in cell.split("-")]
+    try:
+        low, high = Version(ends[0]), Version(ends[-1])
+    except InvalidVersion:
+        return []
+    if len(ends) > 2 or len(low.release) < 2 or len(high.release) < 2 or low.major != high.major:
+        return []
+    return [f"{low.major}.{minor}" for minor in range(low.minor, high.minor + 1)]
+
+
+def _macos_wheels(files: Sequence[idx.IndexFile]) -> list[idx.IndexFile]:
+    return [f for f in files if f.is_wheel and not f.yanked and "macosx_" in f.filename]
+
+
+def _platform_tags(files: Sequence[idx.IndexFile]) -> list[str]:
+    from packaging.utils import parse_wheel_filename
+
+    return sorted({t.platform for f in _macos_wheels(files) for t in parse_wheel_filename(f.filename)[3]})
+
+
+def _metadata_wheel(files: Sequence[idx.IndexFile]) -> idx.IndexFile | None:
+    """The macOS arm64 wheel for the newest Python (the one whose METADATA, description table included, is read)."""
+    from packaging.utils import parse_wheel_filename
+
+    def newest_python(f: idx.IndexFile):
+        tags = parse_wheel_filename(f.filename)[3]
+        return max((int(t.interpreter[2:]) if t.interpreter[2:].isdigit() else 0) for t in tags), f.filename
+
+    arm = [f for f in _macos_wheels(files) if f.filename.endswith("arm64.whl")]
+    return max(arm or _macos_wheels(files), key=newest_python, default=None)
+
+
+def _requires(meta: Any) -> list[str]:
+    out = []
+    for raw in (meta.get_all("Requires-Dist") or []) if meta is not None else []:
+        try:
+            out.append(str(Requirement(str(raw))))
+        except InvalidRequirement:
+            out.append(str(raw).strip())
+    return out
+
+
+def tensorflow_metal(ctx: Context) -> tuple[dict, str]:
+    """tensorflow-metal releases newer than the newest shipped one: wheels (Pythons per macOS arch, the platform
+    tag's macOS), upload date, Requires-Dist, and the release's row in the pairing table of its own description
+    (TensorFlow lines, macOS minimum). tf_package is carried over by rule from the shipped release that pairs with
+    the newest TensorFlow line not above the new row's (Apple's install steps switch packages by TF line); a
+    release the table has no row for gets tensorflow = [], as the shipped data gives it."""
+    shipped = ctx.shipped("apple.toml").get("tensorflow_metal", [])
+    newest = max((_key(r["version"]) for r in shipped), default=Version("0"))
+    jobs = [(v, files) for v, files in sorted(finals(ctx.files("tensorflow-metal")).items())
+            if v > newest and _macos_wheels(files)]
+
+    def build(job) -> dict:
+        version, files = job
+        wheel = _metadata_wheel(files)
+        meta = ctx.metadata(wheel) if wheel else None
+        table = description_table(meta, "tensorflow-metal")
+        rows = _rows_for(table, "tensorflow-metal", version)
+        lines = sorted({line for row in rows for line in _tf_lines(row.get("tensorflow", ""))}, key=Version)
+        macos = next((row.get("macos", "").removesuffix("+").strip() for row in rows), "")
+        try:
+            macos = str(Version(macos)) if macos else ""
+        except InvalidVersion:
+            macos = ""
+        per = pythons_per_platform(files)
+        tags = _platform_tags(files)
+        mins = sorted({"_".join(t.split("_")[:3]) for t in tags},  # macosx_12_0_arm64 -> macosx_12_0
+                      key=lambda t: _key(t[len("macosx_"):].replace("_", ".")))
+        record: dict[str, Any] = {"version": str(version), "tensorflow": lines, "tf_package": "", "macos_min": macos,
+                                  "wheel_macos_min": mins[0] if mins else "",
+                                  "macos_arm64": per["macos_arm64"], "macos_x86_64": per["macos_x86_64"],
+                                  "requires": _requires(meta)}
+        if first_upload(files):
+            record["released"] = first_upload(files)
+        how = f"wheel METADATA {wheel.filename} ({_how(wheel)})" if wheel else "no wheel"
+        record["source"] = (f"package index /simple/tensorflow-metal/ (PEP 691 JSON, fetched {ctx.today}; {how}, "
+                            f"description table \"|tensorflow |tensorflow-metal|MacOs| features|\")")
+        notes = ["read by `stackresolve refresh`"]
+        if lines:
+            like = [r for r in shipped if r.get("tensorflow") and r.get("tf_package")
+                    and min(_key(t) for t in r["tensorflow"]) <= _key(lines[-1])]
+            if like:
+                source_record = max(like, key=lambda r: max(_key(t) for t in r["tensorflow"]))
+                record["tf_package"] = source_record["tf_package"]
+                notes.append(f"tf_package carried over from tensorflow-metal {source_record['version']} (TensorFlow "
+                             f"{', '.join(source_record['tensorflow'])}) by rule")
+            else:
+                notes.append("tf_package left empty: no shipped release pairs with a TensorFlow line this old")
+        elif table:
+            notes.append(f"not in the pairing table of its own METADATA (no row names {version})")
+        else:
+            notes.append("its METADATA has no pairing table: paired with no TensorFlow line")
+        if meta is not None and not requirements_on(meta, "tensorflow", "macos_arm64"):
+            notes.append("tensorflow-metal declares no tensorflow dependency: the pairing is not enforced by pip")
+        record["note"] = "; ".join(notes)
+        return record
+
+    records = ctx.map(build, jobs)
+    return {"tensorflow_metal": records}, (f"package index /simple/tensorflow-metal/ (PEP 691 JSON; the pairing table "
+                                           f"in each new release's METADATA), fetched {ctx.today}")
+
+
+JAX_METAL_PYTHON = "py3 (any CPython 3 for which jaxlib has a macOS wheel)"
+
+
+def jax_metal(ctx: Context) -> tuple[dict, str]:
+    """jax-metal releases newer than the newest shipped one: Requires-Dist, the release's row in the compatibility
+    table of its own description (jaxlib, jax, macOS; "" where no row names it), the wheels' platform tags and
+    upload date. status is carried over by rule from the newest shipped release (Apple's word "experimental" is
+    prose, not a field)."""
+    shipped = ctx.shipped("apple.toml").get("jax_metal", [])
+    newest = max((_key(r["version"]) for r in shipped), default=Version("0"))
+    like = max(shipped, key=lambda r: _key(r["version"])) if shipped else None
+    jobs = [(v, files) for v, files in sorted(finals(ctx.files("jax-metal")).items())
+            if v > newest and _macos_wheels(files)]
+    if jobs and like is None:
+        raise Broken("jax-metal: no shipped release to carry the status over from")
+
+    def build(job) -> dict:
+        from packaging.utils import parse_wheel_filename
+
+        version, files = job
+        wheel = _metadata_wheel(files)
+        meta = ctx.metadata(wheel) if wheel else None
+        row = next(iter(_rows_for(description_table(meta, "jax-metal"), "jax-metal", version)), {})
+        interpreters = sorted({t.interpreter for f in _macos_wheels(files)
+                               for t in parse_wheel_filename(f.filename)[3]})
+        record: dict[str, Any] = {"version": str(version), "requires": _requires(meta),
+                                  "table_jaxlib": row.get("jaxlib", ""), "table_jax": row.get("jax", ""),
+                                  "macos": row.get("macos", ""), "wheel_tags": _platform_tags(files),
+                                  "python": JAX_METAL_PYTHON if interpreters == ["py3"] else ", ".join(interpreters),
+                                  "status": like["status"]}
+        if first_upload(files):
+            record["released"] = first_upload(files)
+        how = f"METADATA of {wheel.filename} ({_how(wheel)})" if wheel else "no wheel"
+        record["source"] = (f"package index /simple/jax-metal/ (PEP 691 JSON; {how}, table \"jax-metal | MacOS | "
+                            f"jaxlib | jax\"), fetched {ctx.today}")
+        record["note"] = (f"read by `stackresolve refresh`: status carried over from jax-metal {like['version']} by "
+                          f"rule" + ("" if row else f"; not in the table of its own METADATA (no row names {version})"))
+        return record
+
+    records = ctx.map(build, jobs)
+    return {"jax_metal": records}, (f"package index /simple/jax-metal/ (PEP 691 JSON; the table in each new release's "
+                                    f"METADATA), fetched {ctx.today}")
+
+
 READERS = {"tensorflow_wheels": tensorflow_wheels, "torch": torch, "torch_companions": torch_companions, "jax": jax,
-           "cudnn": cudnn, "cuda": cuda}
+           "cudnn": cudnn, "cuda": cuda, "tensorflow_metal": tensorflow_metal, "jax_metal": jax_metal}
