@@ -223,3 +223,10 @@ def test_a_detected_gpu_no_table_names_is_planned_by_rule(kb):
     resolution = resolve(kb, request)
     assert resolution.stack is not None
     assert any(f.code == "gpu-unlisted" for f in resolution.findings)
+
+
+def test_a_branch_with_nvidias_tf1_builds_reads_their_forward_compatible_branches():
+    # NVIDIA's TF 1.15 builds carry a tuple of forward-compatible branches (NvidiaBuildDriver), not one floor: the
+    # branch candidate reads both kinds (it raised AttributeError on the tuple: the site's unlisted drivers hit it)
+    code, doc = plan_json("--tf", "1.15", "--gpu", "A100", "--driver", "450")
+    assert doc["status"] in ("ok", "warning", "impossible")
