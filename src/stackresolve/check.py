@@ -13,7 +13,8 @@ from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.model import CompiledArch
-from stackresolve.knowledge.rules import classify_support, cuda_runtime_serves, cudnn_accepts, cudnn_rule_text
+from stackresolve.knowledge.rules import (branch_release_needed, classify_support, cuda_runtime_serves, cudnn_accepts,
+                                          cudnn_rule_text, driver_meets)
 from stackresolve.lock import LockedStack
 from stackresolve.model.enums import Delivery, GpuSupport
 from stackresolve.model.record import record
@@ -74,7 +75,7 @@ def check_lock(lock: LockedStack, kb: KnowledgeBase, machine, observed: frozense
     if "gpus" in active and gpu_stack:
         diffs += _check_gpus(lock, kb, machine)
     if "driver" in active and gpu_stack and lock.driver_min:
-        diffs += _check_driver(lock, machine)
+        diffs += _check_driver(lock, machine, unknown)
     if "python" in active:
         python = machine.python.version if machine.python else None
         if python:
@@ -153,17 +154,24 @@ def _check_gpus(lock: LockedStack, kb: KnowledgeBase, machine) -> list[Differenc
     return diffs
 
 
-def _check_driver(lock: LockedStack, machine) -> list[Difference]:
+def _check_driver(lock: LockedStack, machine, unknown) -> list[Difference]:
     driver = machine.driver.version if machine.driver else None
     if driver is None:
         return [Difference("driver", f">= {lock.driver_min}", "none detected",
                            "no NVIDIA driver was found (pass --driver to check another machine)")]
-    have = Version(driver)
-    if have >= Version(lock.driver_min):
-        return []
-    if lock.driver_minor_compat_min and have >= Version(lock.driver_minor_compat_min):
-        return []  # NVIDIA's minor-version compatibility; the lock records it only where the build is native
-    return [Difference("driver", f">= {lock.driver_min}", driver, f"CUDA {lock.cuda} needs a newer driver")]
+    # The plan's rule (rules.driver_meets): a bare branch (--driver 525, STACKRESOLVE_DRIVER=525) stands for its
+    # releases, so the plan it made and this check agree; which release of the branch is installed is not known.
+    # NVIDIA's minor-version compatibility: the lock records its minimum only where the build is native
+    minimums = [m for m in (lock.driver_min, lock.driver_minor_compat_min) if m]
+    met = next((m for m in minimums if driver_meets(driver, m)), None)
+    if met is None:
+        return [Difference("driver", f">= {lock.driver_min}", driver, f"CUDA {lock.cuda} needs a newer driver")]
+    release = branch_release_needed(driver, met)
+    if release:
+        unknown("driver", f"R{driver} stands for its releases: the lock needs {release} or a later release of it, "
+                          f"which a branch number does not show (`nvidia-smi --query-gpu=driver_version "
+                          f"--format=csv,noheader` does)")
+    return []
 
 
 def _check_cuda(lock: LockedStack, machine) -> list[Difference]:

@@ -274,7 +274,9 @@ def override_problem(machine: "Machine | None") -> str | None:
     reported it; None when there is none. Such an override is the user's text too."""
     if machine is None:
         return None
-    return next((f.message for f in machine.findings if f.code == "bad-override"), None)
+    # the one line says what is accepted too (the finding's fix), as a flag's refusal does
+    return next((f"{f.message}; {f.fix}" if f.fix else f.message for f in machine.findings
+                 if f.code == "bad-override"), None)
 
 
 def reject_bad_overrides(machine: "Machine | None") -> None:

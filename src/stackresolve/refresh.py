@@ -136,9 +136,9 @@ def metadata_wheel(files: Sequence[idx.IndexFile]) -> idx.IndexFile | None:
 METAPACKAGE_MAX_BYTES = 256 * 1024
 
 
-def platform_requirements(meta: Any, platform: str, python: str) -> list[str]:
-    """The Requires-Dist entries that apply on ``platform`` with ``python`` and no extra, without their
-    markers (``tensorflow-intel==2.14.0``)."""
+def applicable_requirements(meta: Any, platform: str, python: str) -> list:
+    """The Requires-Dist entries (packaging Requirements) that apply on ``platform`` with ``python`` and no extra
+    (markers evaluated); entries packaging cannot read are skipped."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     env = idx.marker_environment(platform, python)
@@ -149,8 +149,17 @@ def platform_requirements(meta: Any, platform: str, python: str) -> list[str]:
         except InvalidRequirement:
             continue
         if req.marker is None or req.marker.evaluate(env):
-            req.marker = None
-            out.append(str(req))
+            out.append(req)
+    return out
+
+
+def platform_requirements(meta: Any, platform: str, python: str) -> list[str]:
+    """The Requires-Dist entries that apply on ``platform`` with ``python`` and no extra, without their
+    markers (``tensorflow-intel==2.14.0``)."""
+    out = []
+    for req in applicable_requirements(meta, platform, python):
+        req.marker = None
+        out.append(str(req))
     return out
 
 

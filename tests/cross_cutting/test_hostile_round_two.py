@@ -298,7 +298,15 @@ def test_a_huge_driver_in_the_environment_is_one_line():
     done = run("plan", "--tf", "2.15", env={"STACKRESOLVE_DRIVER": f"535.{HUGE}"})
     assert done.returncode == 2
     assert one_line(done) == (f"stackresolve: error: STACKRESOLVE_DRIVER='535.{'1' * 36}'... (5004 characters) is "
-                              f"not a driver version")
+                              f"not a driver version; use a version such as 535.104.05, 572.60 or a branch such as 580")
+
+
+@pytest.mark.parametrize("name, value, accepted", [("STACKRESOLVE_DRIVER", "abc", "or a branch such as 580"),
+                                                   ("CONDA_OVERRIDE_CUDA", "x", "use a version such as 12.2")])
+def test_a_bad_override_says_what_is_accepted_as_the_flag_does(name, value, accepted):
+    # the brief's one line: what was wrong and what is accepted (the finding's fix used to be dropped)
+    done = run("plan", "--tf", "2.15", env={name: value})
+    assert done.returncode == 2 and one_line(done).endswith(accepted)
 
 
 def smi_reporting_driver(tmp_path: Path, driver: str) -> dict:

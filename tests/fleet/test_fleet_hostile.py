@@ -275,3 +275,30 @@ def test_a_file_someone_else_left_in_the_folder_does_not_pass_on_its_mode(tmp_pa
     assert theirs.stat().st_uid == os.geteuid()
     assert stat.S_IMODE(theirs.stat().st_mode) & 0o022 == 0  # not world- or group-writable as it was
     assert theirs.read_bytes() == b"new"
+
+
+# -- one reading of a driver and a compute capability (model/numbers), as --driver / --gpu-cc read them ---------
+def test_an_inventory_reads_a_driver_branch_and_a_cc_as_the_flags_do(tmp_path):
+    source = tmp_path / "fleet.toml"
+    source.write_text('[[machine]]\nname = "ws"\ngpu_cc = "sm_86"\ndriver = "580"\n')
+    result = run("plan", "--fleet", source, "--torch", "latest", "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    group = json.loads(result.stdout)["fleet"]["groups"][0]
+    assert group["driver"] == "580" and "8.6" in json.dumps(group)
+
+
+def test_the_lowest_driver_of_a_branch_and_a_release_in_it_is_the_release(tmp_path):
+    # R525 stands for its releases (knowledge.rules.driver_meets) and meets 525.60.13, CUDA 12.x's minor-version
+    # floor (CUDA release notes, Table 2); 525.53 does not. A stack shared by both must run on 525.53: ordered by
+    # DriverVersion the branch was "lower" and both got PyTorch's CUDA 12.6 build (>= 525.60.13).
+    from stackresolve.knowledge.rules import driver_order
+
+    assert min(["525", "525.53"], key=driver_order) == "525.53"
+    assert min(["525", "520.61.05"], key=driver_order) == "520.61.05" and min(["530", "525"], key=driver_order) == "525"
+    source = tmp_path / "fleet.toml"
+    source.write_text('[[machine]]\nname = "a"\ngpu_cc = "8.0"\ndriver = "525"\n\n'
+                      '[[machine]]\nname = "b"\ngpu_cc = "8.0"\ndriver = "525.53"\n')
+    result = run("plan", "--fleet", source, "--torch", "latest", "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    stacks = json.loads(result.stdout)["fleet"]["stacks"]
+    assert len(stacks) == 1 and "525.60.13" not in json.dumps(stacks[0])

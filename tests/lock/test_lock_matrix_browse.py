@@ -213,3 +213,20 @@ def test_matrix_cells_shared_between_gpus_keep_each_gpus_driver_floor():
         cells = build_matrix(kb, request_from_flags(kb, Flags(gpu=name, os="linux"), None), ["linux"])
     l4 = next(c for c in cells if c.line == "2.10")
     assert l4.status == "native" and l4.driver_min == "520.61.05"
+
+
+def test_check_reads_a_driver_branch_as_plan_does(kb):
+    # `--driver 525` stands for R525's releases (rules.driver_meets): JAX on an A100 plans with CUDA 12.1, whose
+    # minimum is 525.60.13 (CUDA 12.1 release notes, Table 3). The lock that plan writes must not be refused by
+    # check / install's machine check for that same driver; which release of R525 is installed stays unchecked.
+    resolution = resolve(kb, request_from_flags(kb, Flags(jax="latest", os="linux", gpu="A100", driver="525"), None))
+    lock = parse_lock(render_lock(resolution, kb), "lock")
+    assert lock.driver_min == "525.60.13"
+    every = frozenset({"os", "gpus", "driver"})
+    result = check_lock(lock, kb, machine(driver="525", gpus=[("A100", "8.0")]), every, before_install=True)
+    assert result.differences == ()
+    assert any(c == "driver" and "525.60.13" in why for c, why in result.not_checked)
+    # a release below the minimum, and an older branch, are still differences
+    for driver in ("525.53", "520"):
+        result = check_lock(lock, kb, machine(driver=driver, gpus=[("A100", "8.0")]), every, before_install=True)
+        assert [d.component for d in result.differences] == ["driver"], driver

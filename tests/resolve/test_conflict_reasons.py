@@ -80,3 +80,14 @@ def test_conflicts_over_many_releases_name_a_range(kb):
     for message in _errors(resolution):
         assert message.count("jax 0.") <= 3, message
     assert any("0.4.26 ... 0.12.0.1 (" in m and " releases)" in m for m in _errors(resolution))
+
+
+def test_a_gpu_need_every_release_in_the_conflict_meets_is_not_its_reason(kb):
+    # TF 2.21's and-cuda extra pins cuDNN 9.3.0 (tensorflow 2.21.0 METADATA); --cudnn 9.28.0 asks another. Both
+    # support compute capability 8.0 (cudnn.toml: 9.3.0 from 5.0, 9.28.0 from 7.5), so "the GPU needs a cuDNN that
+    # still supports 8.0" excludes neither: ranked first as "what no driver can fix" it sent the reader the wrong way.
+    resolution = _resolution(kb, tf="2.21", gpu_cc="8.0", cudnn="9.28.0")
+    assert resolution.stack is None
+    errors = _errors(resolution)
+    assert not any("still supports compute capability 8.0" in e for e in errors), errors
+    assert any("brings cuDNN 9.3.0" in e for e in errors) and any("9.28.0 was asked for" in e for e in errors)

@@ -100,6 +100,17 @@ def test_jax_on_a100_with_branch_525_is_planned_naming_the_release():
     assert not any("upgrade the driver to 525.60.13" in a["why"] for a in doc["alternatives"])
 
 
+def test_a_branch_meets_a_minor_version_compatibility_floor_inside_it_as_its_releases_do():
+    # TF 2.21's CUDA 12.5 wheels run on a driver older than 12.5's own 555.42.02 through NVIDIA's minor-version
+    # compatibility (>= 525.60.13, CUDA release notes Table 2). 525.147.05 gets them; R525 stands for its releases
+    # (rules.driver_meets), so it gets the same stack, with the release named, not TF 2.14 on CUDA 11.8.
+    plans = {d: plan_json("--tf", "latest", "--gpu-cc", "8.0", "--python", "3.11", "--driver", d)[1]
+             for d in ("525", "525.147.05")}
+    versions = {d: doc["stack"]["framework"]["version"] for d, doc in plans.items()}
+    assert versions["525"] == versions["525.147.05"], versions
+    assert "525.60.13" in codes(plans["525"])["driver-branch-release"]["message"]
+
+
 # -- the lifecycle table ---------------------------------------------------------------------------------------
 def test_branch_lifecycle_on_the_data_date(kb):
     # v620 edition of NVIDIA's table: R620 LTSB to 2029-09, R580 LTSB to 2028-06; R535 ended 2026-06
@@ -176,6 +187,14 @@ def test_show_every_kind(kind, value, expected):
     assert data["schema"] == f"stackresolve/show-{kind}@1" and data["fetched"]
 
 
+def test_show_gpu_older_than_every_listed_architecture_gets_no_ptx_promise():
+    # PTX is JIT-compiled for its own target architecture or a newer one (CUDA C++ Programming Guide, Application
+    # Compatibility), so it never reaches a GPU older than every listed one; the plan refuses such a GPU too.
+    text = run("show", "gpu", "0.5").stdout
+    assert "run on it only through PTX" not in text and "older than every architecture the tables list" in text
+    assert "no GPU code" in text
+
+
 def test_show_driver_json_facts():
     data = json.loads(run("show", "driver", "535", "--format", "json").stdout)
     assert data["lifecycle"]["state"] == "end-of-life" and data["lifecycle"]["end_of_life"] == "2026-06"
@@ -204,3 +223,10 @@ def test_a_detected_gpu_no_table_names_is_planned_by_rule(kb):
     resolution = resolve(kb, request)
     assert resolution.stack is not None
     assert any(f.code == "gpu-unlisted" for f in resolution.findings)
+
+
+def test_a_branch_with_nvidias_tf1_builds_reads_their_forward_compatible_branches():
+    # NVIDIA's TF 1.15 builds carry a tuple of forward-compatible branches (NvidiaBuildDriver), not one floor: the
+    # branch candidate reads both kinds (it raised AttributeError on the tuple: the site's unlisted drivers hit it)
+    code, doc = plan_json("--tf", "1.15", "--gpu", "A100", "--driver", "450")
+    assert doc["status"] in ("ok", "warning", "impossible")

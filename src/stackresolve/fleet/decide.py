@@ -26,9 +26,9 @@ from functools import cached_property
 from packaging.version import Version
 
 from stackresolve.fleet.model import Group
+from stackresolve.knowledge.rules import driver_order
 from stackresolve.model.enums import GpuSupport, Severity
 from stackresolve.model.stack import Resolution, Stack
-from stackresolve.model.values import DriverVersion
 from stackresolve.request import Request, gpu_from_cc
 
 NO_GPU = "no NVIDIA GPU: pass --allow-cpu to plan the CPU build for it"
@@ -112,7 +112,7 @@ def group_request(kb, base: Request, groups: list[Group] | tuple[Group, ...]) ->
             gpus.append(replace(target, driver=g.driver) if many else target)
     gpus = sorted(dict.fromkeys(gpus), key=lambda t: t.capability)
     drivers = [g.driver for g in groups if g.driver]
-    driver = min(drivers, key=DriverVersion.parse) if drivers else None
+    driver = min(drivers, key=driver_order) if drivers else None
     why = f"fleet: one stack for {names}" + (f" (the lowest driver of them: {driver})" if many and driver else "")
     return replace(base, os=first.os, arch=first.arch, gpus=tuple(gpus), driver=driver, cpu_only=False,
                    apple_gpu=None, assumptions=(why,))
@@ -185,7 +185,7 @@ class Profile:
                 unknown.add(fact.cc)
                 continue
             held = lowest.get(fact.cc)
-            if held is None or DriverVersion.parse(group.driver) < DriverVersion.parse(held):
+            if held is None or driver_order(group.driver) < driver_order(held):
                 lowest[fact.cc] = group.driver
         native = self.native | (frozenset(f.cc for f in group.gpus) if native_alone(alone[group.name].stack)
                                 else frozenset())
@@ -237,7 +237,7 @@ def profile_request(kb, base: Request, first: Group, profile: Profile) -> Reques
     gpus = [replace(gpu_from_cc(kb, cc, "", "fleet"), driver=driver) for cc, driver in profile.lowest.items()]
     gpus += [gpu_from_cc(kb, cc, "", "fleet") for cc in profile.unknown]
     gpus.sort(key=lambda t: t.capability)
-    driver = min(profile.lowest.values(), key=DriverVersion.parse) if profile.lowest else None
+    driver = min(profile.lowest.values(), key=driver_order) if profile.lowest else None
     return replace(base, os=first.os, arch=first.arch, gpus=tuple(gpus), driver=driver, cpu_only=False,
                    apple_gpu=None, assumptions=("fleet",))
 

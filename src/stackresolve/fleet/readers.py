@@ -36,6 +36,7 @@ from typing import Any, Callable
 from stackresolve.fleet.model import FleetInputError, GpuFact, Member
 from stackresolve.inputs import StructuredInputError, parse_structured
 from stackresolve.model.enums import Arch, Os
+from stackresolve.model.numbers import is_driver_version, read_compute_capability
 
 DETECT_SCHEMA = "stackresolve/detect@1"
 INVENTORY_KEYS = ("name", "names", "gpu", "gpu_cc", "gpu_count", "driver", "os", "arch", "distro", "release")
@@ -293,14 +294,17 @@ def inventory_members(entry: dict, origin: str, lookup: GpuLookup) -> list[Membe
     if arch is None:
         raise ValueError(f"arch {safe(values['arch'])!r}: use x86_64 or aarch64")
     driver = values.get("driver")
-    if driver is not None and not _DRIVER.fullmatch(driver):
-        raise ValueError(f"driver {safe(driver)!r}: not a driver version such as 470.82.01")
+    if driver is not None and not is_driver_version(driver):  # the reading --driver uses (a branch too)
+        raise ValueError(f"driver {safe(driver)!r}: not a driver version such as 470.82.01 or a branch such as 580")
     gpus: tuple[GpuFact, ...] = ()
     if "gpu" in values or "gpu_cc" in values:
         known = lookup(values["gpu"]) if "gpu" in values else None
         cc = values.get("gpu_cc")
-        if cc is not None and not re.fullmatch(r"\d{1,2}\.\d", cc):
-            raise ValueError(f"gpu_cc {safe(cc)!r}: not a compute capability such as 8.6")
+        if cc is not None:  # the reading --gpu-cc uses ('8.6', 'sm_86', '86')
+            read = read_compute_capability(cc)
+            if read is None:
+                raise ValueError(f"gpu_cc {safe(cc)!r}: not a compute capability such as 8.6")
+            cc = read
         if cc is None and known is None:
             raise ValueError(f"gpu {safe(values['gpu'])!r}: a model the knowledge base does not know; add gpu_cc = "
                              f"\"X.Y\" (`stackresolve gpus` lists known models)")

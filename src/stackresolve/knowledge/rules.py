@@ -161,7 +161,11 @@ def unlisted_gpu_rule(gpu: ComputeCapability, support: GpuSupport, arch: Compile
 def unlisted_cc_rule(gpu: ComputeCapability, listed: Iterable[ComputeCapability]) -> str:
     """The rule that decides a compute capability no table lists, before any build is chosen (`show gpu`):
     machine code of a listed lower minor of its major runs on it; a major no table knows runs only PTX."""
+    listed = list(listed)
     same_major = [c for c in listed if c.major == gpu.major and c <= gpu]
+    if listed and gpu < min(listed):  # PTX is compiled for its target or a newer GPU, never an older one
+        return (f"which gives it no GPU code: it is older than every architecture the tables list (the oldest is "
+                f"{min(listed)}); no build carries machine code for it and PTX runs only on newer GPUs")
     if same_major:
         base = max(same_major)
         return (f"binary compatibility within major {gpu.major}: machine code built for {base} ({base.sm}) or any "
@@ -211,6 +215,14 @@ def driver_meets(given: str, minimum: str) -> bool:
     if len(have.release) == 1:
         return need.branch <= have.branch
     return have >= need
+
+
+def driver_order(version: str) -> tuple:
+    """The order of drivers by the minimums they meet (driver_meets), for "the lowest driver" of several machines:
+    a release by its number; a bare branch after every release of it (it meets any minimum inside it), before the
+    next branch."""
+    parsed = DriverVersion.parse(version)
+    return (parsed.branch, 1, ()) if len(parsed.release) == 1 else (parsed.branch, 0, parsed.release)
 
 
 def branch_release_needed(given: str, minimum: str) -> str | None:

@@ -56,16 +56,8 @@ def any_wheel(files: Sequence[idx.IndexFile], platform: str = "linux") -> idx.In
 
 def requirements_on(meta: Any, name: str, platform: str = "linux", python: str = "3.12") -> list[Requirement]:
     """The Requires-Dist entries on `name` that apply without extras on the platform (markers evaluated)."""
-    env = idx.marker_environment(platform, python)
-    out = []
-    for raw in meta.get_all("Requires-Dist") or []:
-        try:
-            req = Requirement(str(raw))
-        except InvalidRequirement:
-            continue
-        if canonicalize_name(req.name) == canonicalize_name(name) and (req.marker is None or req.marker.evaluate(env)):
-            out.append(req)
-    return out
+    return [req for req in tf.applicable_requirements(meta, platform, python)
+            if canonicalize_name(req.name) == canonicalize_name(name)]
 
 
 def _how(file: idx.IndexFile) -> str:

@@ -25,6 +25,8 @@ from stackresolve.resolve.candidates import (
     FrameworkCandidate,
     PythonCandidate,
     as_version,
+    cuda_pool,
+    cudnn_pool,
 )
 from stackresolve.resolve.pool import release_lines, requested_framework_candidates
 from stackresolve.resolve.provider import driver_floor, newest_supported_driver
@@ -70,6 +72,7 @@ def conflict_findings(kb: KnowledgeBase, request: Request, exc: Exception) -> li
         for info in conflict_causes(request, exc):
             by_component.setdefault(info.requirement.name, []).append(info)
         for component, infos in by_component.items():
+            infos = [i for i in infos if not _innocent(kb, i, infos)]
             requested = [i for i in infos if i.parent is None]
             derived = [i for i in infos if i.parent is not None]
             # The request against many builds: one line for the request, one summarising what the builds offer.
@@ -119,6 +122,18 @@ def reason_rank(requirement: Requirement, past_last_branch: bool = False) -> int
 
 
 NO_DRIVER = Version("0")  # the order key of a side that names no driver minimum
+
+
+def _innocent(kb: KnowledgeBase, info, infos: list) -> bool:
+    """A GPU's need of a CUDA or cuDNN (CudaSupports, CudnnSupports) that every release the conflict's other sides
+    accept meets: resolvelib lists every requirement on the component, but this one excludes none of them, so it
+    is not a reason (TF 2.21 brings cuDNN 9.3.0, --cudnn 9.28.0 asks another, and both support an A100)."""
+    if not isinstance(info.requirement, (CudaSupports, CudnnSupports)):
+        return False
+    pool = cuda_pool(kb, None) if isinstance(info.requirement, CudaSupports) else cudnn_pool(kb, None)
+    others = [i.requirement for i in infos if not isinstance(i.requirement, (CudaSupports, CudnnSupports))]
+    accepted = [c for c in pool if any(r.is_satisfied_by(c) for r in others)]
+    return bool(accepted) and all(info.requirement.is_satisfied_by(c) for c in accepted)
 
 
 def _ranked(requirement: Requirement, message: str, ceiling) -> tuple[tuple[int, Version], Finding]:

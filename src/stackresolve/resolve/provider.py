@@ -153,8 +153,10 @@ class StackProvider(AbstractProvider):
             installed = as_version(self.request.driver)
             if driver_is_branch(self.request.driver):
                 # A branch (--driver 525) stands for its releases (knowledge.rules.driver_meets): the candidate is
-                # the release inside it that the stack needs, never one of a later branch.
-                inside = [r.minimum for r in reqs if r.minimum is not None and r.minimum.release[0] == installed.major]
+                # the release inside it that the stack needs, never one of a later branch; a minor-version
+                # compatibility floor inside it counts as well (build.driver_pin reads both with driver_meets).
+                inside = [v for r in reqs for v in (r.minimum, *compat_floors(r))
+                          if v is not None and v.release[0] == installed.major]
                 installed = max(inside, default=installed)
             return driver_candidate(installed, None)
         minimum = max((r.minimum for r in reqs if r.minimum is not None), default=None)
@@ -283,6 +285,13 @@ def gpu_driver_floor(kb: KnowledgeBase, request: Request):
         return None
     newest = max(shared, key=lambda g: g.capability)
     return compute_capability_driver_floor(kb, newest.cc, request.driver_os)
+
+
+def compat_floors(requirement) -> tuple:
+    """A driver requirement's minor-version compatibility floors: DriverAtLeast's one, NvidiaBuildDriver's
+    forward-compatible branches, none for the others."""
+    compat = getattr(requirement, "compat", None)
+    return compat if isinstance(compat, tuple) else (compat,) if compat is not None else ()
 
 
 def compute_capability_driver_floor(kb: KnowledgeBase, cc: str, driver_os: Os):
