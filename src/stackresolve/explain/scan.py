@@ -188,19 +188,26 @@ class _Text:
     def search(self, regex: re.Pattern[str] | str, needles=_DERIVE) -> re.Match[str] | None:
         return next(self.finditer(regex, needles), None)
 
-    def finditer_in_shapes(self, shape_pattern: bytes, regex: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    def finditer_in_shapes(self, shape_pattern: bytes, regex: re.Pattern[str], lines: int = 1
+                           ) -> Iterator[re.Match[str]]:
         """The matches of `regex` on the lines whose shape (lower-cased, digits read as 0) matches `shape_pattern`:
         the shapes are searched once, however many lines share them, and only their lines with the regex (a dense
-        log's thousands of lines that differ in their numbers cost one search)."""
+        log's thousands of lines that differ in their numbers cost one search). `lines`: how many lines from each
+        such line the regex reads (2: a text wrapped onto the next line)."""
         joined, at, groups, starts = self._line_shapes()
-        lines: set[int] = set()
+        found: set[int] = set()
         for m in _bytes_regex(shape_pattern).finditer(joined):
-            lines.update(groups[bisect_right(at, m.start()) - 1])
+            found.update(groups[bisect_right(at, m.start()) - 1])
         text = self.text
-        for number in sorted(lines):
+        for number in sorted(found):
             start = starts[number]
-            end = text.find("\n", start)
-            yield from regex.finditer(text, start, end if end != -1 else len(text))
+            end = start - 1
+            for _ in range(lines):
+                end = text.find("\n", end + 1)
+                if end == -1:
+                    end = len(text)
+                    break
+            yield from regex.finditer(text, start, end)
 
     def _any_hit(self, info) -> bool:
         """Whether some line may hold a match (the look-ups are remembered for the search that follows)."""
