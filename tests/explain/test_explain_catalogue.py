@@ -290,6 +290,9 @@ def test_a_wrapped_text_with_an_indented_continuation(errors):
     # nvidia-smi's NVML failure (zzzhouuu/truenas-nvidia-drivers#19) as a log viewer wraps it under its own indent
     text = "$ nvidia-smi\n    Failed to initialize NVML: Driver/library\n        version mismatch\nNVML library version: 580.178\n"
     assert _found(errors, text) == [(MISMATCH, 2)]
+    # what was seen is both lines, read as one
+    assert explain_text(text, errors).problems[0].evidence == \
+        "Failed to initialize NVML: Driver/library version mismatch"
 
 
 def test_a_text_is_not_joined_across_a_blank_line(errors):
