@@ -115,6 +115,7 @@ class _TextPattern:
     regex: str  # the text itself, group "t", on those lines
     wrap_shape: bytes  # the lines' shapes ending with a text's first words (re.M)
     wrap_regex: str  # the text over such a line and the next
+    continued: tuple[str, ...]  # the words a text's continuation line may start with (lower-cased)
 
 
 @lru_cache(maxsize=4)
@@ -137,6 +138,9 @@ def _tables(statuses: tuple[LibraryStatus, ...]) -> tuple[dict[str, LibraryStatu
         ends = "|".join(_prefixes(t) for t in sorted(texts, key=len, reverse=True) if len(t.split()) > 1)
         return f"(?m){before}(?<![a-z0-9_])(?:{ends})[ \t]*$".encode()
 
+    def continued(texts):
+        return tuple(sorted({word for t in texts for word in t.split()[1:]}))
+
     wrapped = f"(?:{_WRAP}|{_SEPARATOR})"
     long_texts = [t for t, s in by_text.items() if len(t) >= _MIN_TEXT and s.library != "nvml"]
     nvml_texts = [t for t, s in by_text.items() if s.library == "nvml"]
@@ -144,13 +148,14 @@ def _tables(statuses: tuple[LibraryStatus, ...]) -> tuple[dict[str, LibraryStatu
     if long_texts:
         patterns.append(_TextPattern(
             alternation(long_texts, True).encode(), f"(?i)(?P<t>{alternation(long_texts)})",
-            wrap_shape(long_texts), f"(?i)(?<![A-Za-z0-9_])(?P<t>{alternation(long_texts, separator=wrapped)})"))
+            wrap_shape(long_texts), f"(?i)(?<![A-Za-z0-9_])(?P<t>{alternation(long_texts, separator=wrapped)})",
+            continued(long_texts)))
     if nvml_texts:  # NVML's texts are short and common words: only after NVML is named on the line they start on
         patterns.append(_TextPattern(
             f"nvml[^\n]*?(?:{alternation(nvml_texts, True)})".encode(),
             f"(?i)nvml[^\n]*?(?P<t>{alternation(nvml_texts)})",
             wrap_shape(nvml_texts, "nvml[^\n]*?"),
-            f"(?i)nvml[^\n]*?(?P<t>{alternation(nvml_texts, separator=wrapped)})"))
+            f"(?i)nvml[^\n]*?(?P<t>{alternation(nvml_texts, separator=wrapped)})", continued(nvml_texts)))
     return by_name, by_text, tuple(patterns)
 
 
@@ -173,7 +178,7 @@ def find_statuses(scan: _Text, statuses: Sequence[LibraryStatus], outer: Sequenc
     for pattern in text_patterns:
         # on one line, then over a line that ends with a text's first words and the next (a hard wrap)
         for m in (*scan.finditer_in_shapes(pattern.shape, cached_regex(pattern.regex)),
-                  *scan.finditer_in_shapes(pattern.wrap_shape, cached_regex(pattern.wrap_regex), lines=2)):
+                  *scan.finditer_in_shapes(pattern.wrap_shape, cached_regex(pattern.wrap_regex), pattern.continued)):
             status = by_text.get(_plain(m.group("t")))
             if status is not None:
                 spans.setdefault(status.name, []).append(m.span("t"))

@@ -188,12 +188,13 @@ class _Text:
     def search(self, regex: re.Pattern[str] | str, needles=_DERIVE) -> re.Match[str] | None:
         return next(self.finditer(regex, needles), None)
 
-    def finditer_in_shapes(self, shape_pattern: bytes, regex: re.Pattern[str], lines: int = 1
+    def finditer_in_shapes(self, shape_pattern: bytes, regex: re.Pattern[str], continued: tuple[str, ...] = ()
                            ) -> Iterator[re.Match[str]]:
         """The matches of `regex` on the lines whose shape (lower-cased, digits read as 0) matches `shape_pattern`:
         the shapes are searched once, however many lines share them, and only their lines with the regex (a dense
-        log's thousands of lines that differ in their numbers cost one search). `lines`: how many lines from each
-        such line the regex reads (2: a text wrapped onto the next line)."""
+        log's thousands of lines that differ in their numbers cost one search). With `continued` (lower-case words),
+        the regex reads such a line and the next, where the next one, its indentation left out, starts with one of
+        them (a text wrapped onto the next line)."""
         joined, at, groups, starts = self._line_shapes()
         found: set[int] = set()
         for m in _bytes_regex(shape_pattern).finditer(joined):
@@ -201,12 +202,15 @@ class _Text:
         text = self.text
         for number in sorted(found):
             start = starts[number]
-            end = start - 1
-            for _ in range(lines):
-                end = text.find("\n", end + 1)
-                if end == -1:
-                    end = len(text)
-                    break
+            end = text.find("\n", start)
+            if end == -1:
+                end = len(text)
+            elif continued:
+                after = text.find("\n", end + 1)
+                after = len(text) if after == -1 else after
+                if not text[end + 1:min(after, end + 200)].lstrip(" \t").lower().startswith(continued):
+                    continue
+                end = after
             yield from regex.finditer(text, start, end)
 
     def _any_hit(self, info) -> bool:
