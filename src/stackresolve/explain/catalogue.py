@@ -54,32 +54,37 @@ def status_code(status: LibraryStatus) -> str:
 
 
 # Between the words of a text: blanks, or the escapes a JSON string (a docker json-file line, a Kubernetes event, a log
-# shipper's record) writes for them: \n \t \r \u0020, escaped once or twice (a JSON string quoted in another).
+# shipper's record) writes for them: \n \t \r \u0020, escaped once or twice (a JSON string quoted in another). The
+# pattern is a character class, wider than those (cheap to compile: it stands between every two words); the matched
+# text, its escapes read, must then be a catalogue text word for word (_plain), which rejects the rest.
 _ESCAPE = r"\\{1,3}"
-_SEPARATOR = rf"(?:[ \t]|{_ESCAPE}[nrt]|{_ESCAPE}u0020)+"
-# A line hard-wrapped by a terminal or a CI log at a space of the text: one newline, the continuation maybe indented.
-_WRAP = r"[ \t]*\n[ \t]*"
-_JSON_BACKSLASHED = '/"\\'  # the characters JSON escapes with a backslash alone (json-c and PHP escape "/" too)
+_SEPARATOR = r"[ \t\\nrtu02]+"
+# The same in the line shapes (lower-cased, digits read as 0).
+_SHAPE_SEPARATOR = r"[ \t\\nrtu0]+"
+# A line hard-wrapped by a terminal or a CI log at a space of the text: a line break too (the lines read are a line and
+# the next one, which starts with a word of the text: one line break, never a blank line).
+_WRAPPED_SEPARATOR = r"[ \t\n\\nrtu02]+"
+# The characters JSON encoders escape: " and \ always, / by json-c (rsyslog/libfastjson#5) and PHP, ' = < > & as
+# \u0027 ... by HTML-safe encoders (Gson; Go's for < > &); other characters are written as they are
+_JSON_ESCAPED = frozenset('"\\/\'=<>&')
 # A JSON escape as the lines' text carries it, to be read as the character for the text's look-up only (never printed)
 _JSON_ESCAPE = r"\\{1,3}(?:u([0-9a-fA-F]{4})|([nrt])|(.))"
 
 
 def _word(word: str, shape: bool) -> str:
-    """A word of a text as a pattern: its letters and digits as they are, each other character also as JSON escapes
-    it (\\/, \\", \\u0027 ...). `shape`: as the line shapes spell it (lower-cased, digits read as 0)."""
+    """A word of a text as a pattern: as it is, each character a JSON encoder may escape also as escaped (\\/, \\",
+    \\u0027 ...). `shape`: as the line shapes spell it (lower-cased, digits read as 0)."""
     spell = shape_of if shape else (lambda t: t)
     out, run = [], ""
     for char in word:
-        if char.isalnum():
+        if char not in _JSON_ESCAPED:
             run += char
             continue
         if run:
             out.append(re.escape(spell(run)))
             run = ""
-        forms = [re.escape(spell(char)), _ESCAPE + re.escape(spell(f"u{ord(char):04x}"))]
-        if char in _JSON_BACKSLASHED:
-            forms.append(_ESCAPE + re.escape(spell(char)))
-        out.append(f"(?:{'|'.join(forms)})")
+        # the character, backslashed (JSON does it for / " \\; wider, for fewer branches) or as \uXXXX
+        out.append(rf"(?:\\{{0,3}}{re.escape(spell(char))}|{_ESCAPE}{re.escape(spell(f'u{ord(char):04x}'))})")
     if run:
         out.append(re.escape(spell(run)))
     return "".join(out)
@@ -93,7 +98,7 @@ def _prefixes(text: str) -> str:
     """The shape pattern of a line ending with the first words of `text`, not all of them (a wrapped text's first
     line): w1(?: w2(?: w3)?)? and blanks to the line's end."""
     words = text.split()[:-1]
-    separator = _SEPARATOR.replace("u0020", shape_of("u0020"))
+    separator = _SHAPE_SEPARATOR
     nested = ""
     for word in reversed(words[1:]):
         nested = f"(?:{separator}{_word(word, True)}{nested})?"
@@ -131,7 +136,7 @@ def _tables(statuses: tuple[LibraryStatus, ...]) -> tuple[dict[str, LibraryStatu
     def alternation(texts, shape=False, separator=_SEPARATOR):
         texts = sorted(texts, key=len, reverse=True)
         if shape:
-            separator = separator.replace("u0020", shape_of("u0020"))
+            separator = _SHAPE_SEPARATOR
         return "|".join(_spelled(text, shape, separator) for text in texts)
 
     def wrap_shape(texts, before=""):
@@ -141,7 +146,7 @@ def _tables(statuses: tuple[LibraryStatus, ...]) -> tuple[dict[str, LibraryStatu
     def continued(texts):
         return tuple(sorted({word for t in texts for word in t.split()[1:]}))
 
-    wrapped = f"(?:{_WRAP}|{_SEPARATOR})"
+    wrapped = _WRAPPED_SEPARATOR
     long_texts = [t for t, s in by_text.items() if len(t) >= _MIN_TEXT and s.library != "nvml"]
     nvml_texts = [t for t, s in by_text.items() if s.library == "nvml"]
     patterns = []
@@ -177,8 +182,8 @@ def find_statuses(scan: _Text, statuses: Sequence[LibraryStatus], outer: Sequenc
             spans.setdefault(status.name, []).append(m.span())
     for pattern in text_patterns:
         # on one line, then over a line that ends with a text's first words and the next (a hard wrap)
-        for m in (*scan.finditer_in_shapes(pattern.shape, cached_regex(pattern.regex)),
-                  *scan.finditer_in_shapes(pattern.wrap_shape, cached_regex(pattern.wrap_regex), pattern.continued)):
+        for m in (*scan.finditer_in_shapes(pattern.shape, pattern.regex),
+                  *scan.finditer_in_shapes(pattern.wrap_shape, pattern.wrap_regex, pattern.continued)):
             status = by_text.get(_plain(m.group("t")))
             if status is not None:
                 spans.setdefault(status.name, []).append(m.span("t"))

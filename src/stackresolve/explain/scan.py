@@ -188,13 +188,13 @@ class _Text:
     def search(self, regex: re.Pattern[str] | str, needles=_DERIVE) -> re.Match[str] | None:
         return next(self.finditer(regex, needles), None)
 
-    def finditer_in_shapes(self, shape_pattern: bytes, regex: re.Pattern[str], continued: tuple[str, ...] = ()
+    def finditer_in_shapes(self, shape_pattern: bytes, regex: re.Pattern[str] | str, continued: tuple[str, ...] = ()
                            ) -> Iterator[re.Match[str]]:
         """The matches of `regex` on the lines whose shape (lower-cased, digits read as 0) matches `shape_pattern`:
         the shapes are searched once, however many lines share them, and only their lines with the regex (a dense
         log's thousands of lines that differ in their numbers cost one search). With `continued` (lower-case words),
         the regex reads such a line and the next, where the next one, its indentation left out, starts with one of
-        them (a text wrapped onto the next line)."""
+        them (a text wrapped onto the next line). A regex given as text is compiled only when some line may hold it."""
         joined, at, groups, starts = self._line_shapes()
         found: set[int] = set()
         for m in _bytes_regex(shape_pattern).finditer(joined):
@@ -211,6 +211,8 @@ class _Text:
                 if not text[end + 1:min(after, end + 200)].lstrip(" \t").lower().startswith(continued):
                     continue
                 end = after
+            if isinstance(regex, str):
+                regex = cached_regex(regex)
             yield from regex.finditer(text, start, end)
 
     def _any_hit(self, info) -> bool:
