@@ -302,6 +302,8 @@ def test_a_text_is_not_joined_across_a_blank_line(errors):
     assert _found(errors, "nvml: checking Driver/library\n\n   version mismatch\n") == []
     # nor does a text's start on one line and another line's end make one
     assert _found(errors, "the CUDA driver version is\nnot what we want\n") == []
+    # the words must be the text's, whatever stands between them (a stray letter is no escape)
+    assert _found(errors, "CUDA driver version isn insufficient for CUDA runtime version") == []
 
 
 def test_a_text_json_escaped_in_a_docker_json_file_line(errors):
