@@ -261,3 +261,95 @@ def test_a_translated_windows_message_is_its_english_one(errors):
     assert "dll-init-failed" not in [m.code for m in numpy.matches]
     assert explain_text("ImportError: DLL load failed while importing _pywrap_tensorflow_internal: A dynamic link "
                         "library (DLL) initialization routine failed.", errors).problems[0].code == "dll-init-failed"
+
+
+# ----------------------------------------------------------------------------------------------
+# a status's text split over lines, or quoted in JSON (issue 34: "quoted in JSON or a Kubernetes event, ... split
+# over lines"). The texts are the catalogue's (text_source: NVIDIA/nvidia-docker#498 for the runtime's 35,
+# Syllo/nvtop#95 for NVML's 18); the surroundings are the named programs' shapes.
+# ----------------------------------------------------------------------------------------------
+
+INSUFFICIENT = "cuda-runtime.cuda-error-insufficient-driver"
+MISMATCH = "nvml.nvml-error-lib-rm-version-mismatch"
+
+
+def _found(errors, text):
+    return [(m.code, m.line) for m in explain_text(text, errors).problems]
+
+
+def test_a_text_hard_wrapped_at_any_space_is_its_status_on_the_line_it_starts(errors):
+    # PyTorch's message (nagadomi/nunif#702: "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA
+    # runtime version") as an 80-column terminal or a CI log viewer hard-wraps it, at two different spaces
+    head = "Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n"
+    for wrapped in ("RuntimeError: CUDA error: CUDA driver version is\ninsufficient for CUDA runtime version",
+                    "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA \nruntime version"):
+        assert _found(errors, head + wrapped + "\n") == [(INSUFFICIENT, 3)]
+
+
+def test_a_wrapped_text_with_an_indented_continuation(errors):
+    # nvidia-smi's NVML failure (zzzhouuu/truenas-nvidia-drivers#19) as a log viewer wraps it under its own indent
+    text = "$ nvidia-smi\n    Failed to initialize NVML: Driver/library\n        version mismatch\nNVML library version: 580.178\n"
+    assert _found(errors, text) == [(MISMATCH, 2)]
+    # what was seen is both lines, read as one
+    assert explain_text(text, errors).problems[0].evidence == \
+        "Failed to initialize NVML: Driver/library version mismatch"
+
+
+def test_a_text_is_not_joined_across_a_blank_line(errors):
+    """The rule: a text is read over two lines only when they follow each other (one line break, blanks around it);
+    a blank line between them is a paragraph, and two paragraphs never make one message."""
+    assert _found(errors, "CUDA driver version is\n\ninsufficient for CUDA runtime version\n") == []
+    assert _found(errors, "nvml: checking Driver/library\n\n   version mismatch\n") == []
+    # nor does a text's start on one line and another line's end make one
+    assert _found(errors, "the CUDA driver version is\nnot what we want\n") == []
+    # the words must be the text's, whatever stands between them (a stray letter is no escape)
+    assert _found(errors, "CUDA driver version isn insufficient for CUDA runtime version") == []
+
+
+def test_a_text_json_escaped_in_a_docker_json_file_line(errors):
+    # docker's json-file driver stores each line of the container's output as {"log": ..., "stream": ..., "time": ...}
+    # (Go's encoder: quotes and backslashes escaped). The container's own logger wrote JSON through json-c, which
+    # escapes "/" as "\/" by default (rsyslog/libfastjson#5, https://github.com/rsyslog/libfastjson/issues/5), so the
+    # text reaches the file escaped twice
+    line = ('{"log":"{\\"level\\":\\"error\\",\\"msg\\":\\"Failed to initialize NVML: Driver\\\\/library version '
+            'mismatch\\"}\\n","stream":"stderr","time":"2023-11-28T17:35:08.651661512Z"}')
+    assert _found(errors, '{"log":"starting\\n","stream":"stdout","time":"2023-11-28T17:35:08.1Z"}\n' + line + "\n") \
+        == [(MISMATCH, 2)]
+    # a line break escaped inside the text (a message the program wrapped itself), once and twice
+    for escaped in ("\\n", "\\\\n", "\\t"):
+        line = ('{"log":"RuntimeError: CUDA error: CUDA driver version is' + escaped + 'insufficient for CUDA runtime '
+                'version\\n","stream":"stderr","time":"2024-02-26T10:01:02.5Z"}')
+        assert _found(errors, line) == [(INSUFFICIENT, 1)], escaped
+
+
+def test_a_text_inside_a_kubectl_events_json_message(errors):
+    # `kubectl get events -o json`: the kubelet's message quotes the runtime's error, which quotes the hook's stderr
+    # (the nesting of NVIDIA/nvidia-container-toolkit#183's title); the validator's output was wrapped where it was
+    # printed, so the JSON string carries "\n" and the indentation inside the text
+    events = """{
+    "apiVersion": "v1",
+    "items": [
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "message": "Error: failed to start container \\"driver-validation\\": stderr: \\\\\\"nvidia-smi: Failed to initialize NVML: Driver/library\\\\n    version mismatch\\\\n\\\\\\"\\": unknown",
+            "reason": "Failed",
+            "type": "Warning"
+        }
+    ],
+    "kind": "List"
+}
+"""
+    assert _found(errors, events) == [(MISMATCH, 7)]
+    # and a "/" written as a \\u escape (as some encoders write any punctuation) reads as the character
+    assert _found(errors, '{"message":"nvml error: Driver\\u002flibrary version mismatch"}') == [(MISMATCH, 1)]
+
+
+def test_a_json_escape_never_reaches_the_terminal_raw(errors):
+    # the escapes are read only to look the text up: the evidence is the line as written, and an escaped terminal
+    # sequence stays the six characters it is in the log
+    line = '{"log":"\\u001b]52;c;ZWNobyBoaQ==\\u0007Failed to initialize NVML: Driver\\/library version mismatch\\n"}'
+    match = explain_text(line, errors).problems[0]
+    assert match.code == MISMATCH
+    assert "\x1b" not in match.evidence and "\x07" not in match.evidence
+    assert "\\u001b" in match.evidence

@@ -53,26 +53,114 @@ def status_code(status: LibraryStatus) -> str:
     return f"{status.library}.{_kebab(status.name)}"
 
 
+# Between the words of a text: blanks, or the escapes a JSON string (a docker json-file line, a Kubernetes event, a log
+# shipper's record) writes for them: \n \t \r \u0020, escaped once or twice (a JSON string quoted in another). The
+# pattern is a character class, wider than those (cheap to compile: it stands between every two words); the matched
+# text, its escapes read, must then be a catalogue text word for word (_plain), which rejects the rest.
+_ESCAPE = r"\\{1,3}"
+_SEPARATOR = r"[ \t\\nrtu02]+"
+# The same in the line shapes (lower-cased, digits read as 0).
+_SHAPE_SEPARATOR = r"[ \t\\nrtu0]+"
+# A line hard-wrapped by a terminal or a CI log at a space of the text: a line break too (the lines read are a line and
+# the next one, which starts with a word of the text: one line break, never a blank line).
+_WRAPPED_SEPARATOR = r"[ \t\n\\nrtu02]+"
+# The characters JSON encoders escape: " and \ always, / by json-c (rsyslog/libfastjson#5) and PHP, ' = < > & as
+# \u0027 ... by HTML-safe encoders (Gson; Go's for < > &); other characters are written as they are
+_JSON_ESCAPED = frozenset('"\\/\'=<>&')
+# A JSON escape as the lines' text carries it, to be read as the character for the text's look-up only (never printed)
+_JSON_ESCAPE = r"\\{1,3}(?:u([0-9a-fA-F]{4})|([nrt])|(.))"
+
+
+def _word(word: str, shape: bool) -> str:
+    """A word of a text as a pattern: as it is, each character a JSON encoder may escape also as escaped (\\/, \\",
+    \\u0027 ...). `shape`: as the line shapes spell it (lower-cased, digits read as 0)."""
+    spell = shape_of if shape else (lambda t: t)
+    out, run = [], ""
+    for char in word:
+        if char not in _JSON_ESCAPED:
+            run += char
+            continue
+        if run:
+            out.append(re.escape(spell(run)))
+            run = ""
+        # the character, backslashed (JSON does it for / " \\; wider, for fewer branches) or as \uXXXX
+        out.append(rf"(?:\\{{0,3}}{re.escape(spell(char))}|{_ESCAPE}{re.escape(spell(f'u{ord(char):04x}'))})")
+    if run:
+        out.append(re.escape(spell(run)))
+    return "".join(out)
+
+
+def _spelled(text: str, shape: bool, separator: str) -> str:
+    return separator.join(_word(word, shape) for word in text.split())
+
+
+def _prefixes(text: str) -> str:
+    """The shape pattern of a line ending with the first words of `text`, not all of them (a wrapped text's first
+    line): w1(?: w2(?: w3)?)? and blanks to the line's end."""
+    words = text.split()[:-1]
+    separator = _SHAPE_SEPARATOR
+    nested = ""
+    for word in reversed(words[1:]):
+        nested = f"(?:{separator}{_word(word, True)}{nested})?"
+    return f"{_word(words[0], True)}{nested}"
+
+
+def _plain(text: str) -> str:
+    """A matched text as the catalogue's look-up key: JSON escapes read, blanks and line breaks as one space."""
+    def read(m: re.Match[str]) -> str:
+        return chr(int(m.group(1), 16)) if m.group(1) else " " if m.group(2) else m.group(3)
+    if "\\" in text:
+        text = cached_regex(_JSON_ESCAPE).sub(read, text)
+    return " ".join(text.lower().split())
+
+
+@dataclass(frozen=True)
+class _TextPattern:
+    shape: bytes  # the lines' shapes holding a text (lower-cased, digits as 0)
+    regex: str  # the text itself, group "t", on those lines
+    wrap_shape: bytes  # the lines' shapes ending with a text's first words (re.M)
+    wrap_regex: str  # the text over such a line and the next
+    continued: tuple[str, ...]  # the words a text's continuation line may start with (lower-cased)
+
+
 @lru_cache(maxsize=4)
 def _tables(statuses: tuple[LibraryStatus, ...]) -> tuple[dict[str, LibraryStatus], dict[str, LibraryStatus],
-                                                          tuple[tuple[bytes, str], ...]]:
-    """(name -> status, lower-cased text -> status, (shape pattern, pattern) of the long texts and of NVML's)."""
+                                                          tuple[_TextPattern, ...]]:
+    """(name -> status, lower-cased text -> status, the patterns of the long texts and of NVML's)."""
     by_name = {s.name: s for s in statuses}
     by_text: dict[str, LibraryStatus] = {}
     for status in statuses:
         if status.text and status.library != "cuda-driver":  # the runtime's status is the one named for a text
             by_text.setdefault(" ".join(status.text.lower().split()), status)
-    def alternation(texts, shape=False):
-        texts = sorted((shape_of(t) if shape else t for t in texts), key=len, reverse=True)
-        return "|".join(r"[ \t]+".join(map(re.escape, text.split())) for text in texts)
+
+    def alternation(texts, shape=False, separator=_SEPARATOR):
+        texts = sorted(texts, key=len, reverse=True)
+        if shape:
+            separator = _SHAPE_SEPARATOR
+        return "|".join(_spelled(text, shape, separator) for text in texts)
+
+    def wrap_shape(texts, before=""):
+        ends = "|".join(_prefixes(t) for t in sorted(texts, key=len, reverse=True) if len(t.split()) > 1)
+        return f"(?m){before}(?<![a-z0-9_])(?:{ends})[ \t]*$".encode()
+
+    def continued(texts):
+        return tuple(sorted({word for t in texts for word in t.split()[1:]}))
+
+    wrapped = _WRAPPED_SEPARATOR
     long_texts = [t for t, s in by_text.items() if len(t) >= _MIN_TEXT and s.library != "nvml"]
     nvml_texts = [t for t, s in by_text.items() if s.library == "nvml"]
     patterns = []
     if long_texts:
-        patterns.append((alternation(long_texts, True).encode(), f"(?i)(?P<t>{alternation(long_texts)})"))
-    if nvml_texts:  # NVML's texts are short and common words: only after NVML is named on the same line
-        patterns.append((f"nvml[^\n]*?(?:{alternation(nvml_texts, True)})".encode(),
-                         f"(?i)nvml[^\n]*?(?P<t>{alternation(nvml_texts)})"))
+        patterns.append(_TextPattern(
+            alternation(long_texts, True).encode(), f"(?i)(?P<t>{alternation(long_texts)})",
+            wrap_shape(long_texts), f"(?i)(?<![A-Za-z0-9_])(?P<t>{alternation(long_texts, separator=wrapped)})",
+            continued(long_texts)))
+    if nvml_texts:  # NVML's texts are short and common words: only after NVML is named on the line they start on
+        patterns.append(_TextPattern(
+            f"nvml[^\n]*?(?:{alternation(nvml_texts, True)})".encode(),
+            f"(?i)nvml[^\n]*?(?P<t>{alternation(nvml_texts)})",
+            wrap_shape(nvml_texts, "nvml[^\n]*?"),
+            f"(?i)nvml[^\n]*?(?P<t>{alternation(nvml_texts, separator=wrapped)})", continued(nvml_texts)))
     return by_name, by_text, tuple(patterns)
 
 
@@ -92,9 +180,11 @@ def find_statuses(scan: _Text, statuses: Sequence[LibraryStatus], outer: Sequenc
         status = by_name.get(m.group(0))
         if status is not None:
             spans.setdefault(status.name, []).append(m.span())
-    for shape_pattern, pattern in text_patterns:
-        for m in scan.finditer_in_shapes(shape_pattern, cached_regex(pattern)):
-            status = by_text.get(" ".join(m.group("t").lower().split()))
+    for pattern in text_patterns:
+        # on one line, then over a line that ends with a text's first words and the next (a hard wrap)
+        for m in (*scan.finditer_in_shapes(pattern.shape, pattern.regex),
+                  *scan.finditer_in_shapes(pattern.wrap_shape, pattern.wrap_regex, pattern.continued)):
+            status = by_text.get(_plain(m.group("t")))
             if status is not None:
                 spans.setdefault(status.name, []).append(m.span("t"))
     hits: list[StatusHit] = []

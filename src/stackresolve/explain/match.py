@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from stackresolve.explain.catalogue import LIBRARY_NAMES, StatusHit, find_statuses, status_code
-from stackresolve.explain.scan import _DERIVE, _Text, _clean_text, _line_of
+from stackresolve.explain.scan import _DERIVE, _EVIDENCE_MAX, _Text, _clean_text, _line_of
 from stackresolve.explain.versions import (
     _add,
     _extract,
@@ -326,6 +326,11 @@ def _status_match(hit: StatusHit, scan: _Text, versions_seen: dict[str, tuple[st
     through a container runtime), the versions of the driver the text shows for a driver problem."""
     status = hit.status
     evidence, line = _line_of(scan, hit.spans[0][0])
+    start, end = hit.spans[0]
+    if "\n" in scan.text[start:end]:  # a text wrapped onto the next line: both lines shown, as one
+        evidence = f"{evidence} {_line_of(scan, end - 1)[0]}"
+        if len(evidence) > _EVIDENCE_MAX:
+            evidence = evidence[: _EVIDENCE_MAX - 3] + "..."
     described = status.description or (f'"{status.text}"' if status.text else "")
     meaning = f"{LIBRARY_NAMES[status.library]} reported {status.name} ({status.enum} {status.value})" + (
         f": {described}" if described else ".")

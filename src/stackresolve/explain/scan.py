@@ -188,19 +188,32 @@ class _Text:
     def search(self, regex: re.Pattern[str] | str, needles=_DERIVE) -> re.Match[str] | None:
         return next(self.finditer(regex, needles), None)
 
-    def finditer_in_shapes(self, shape_pattern: bytes, regex: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    def finditer_in_shapes(self, shape_pattern: bytes, regex: re.Pattern[str] | str, continued: tuple[str, ...] = ()
+                           ) -> Iterator[re.Match[str]]:
         """The matches of `regex` on the lines whose shape (lower-cased, digits read as 0) matches `shape_pattern`:
         the shapes are searched once, however many lines share them, and only their lines with the regex (a dense
-        log's thousands of lines that differ in their numbers cost one search)."""
+        log's thousands of lines that differ in their numbers cost one search). With `continued` (lower-case words),
+        the regex reads such a line and the next, where the next one, its indentation left out, starts with one of
+        them (a text wrapped onto the next line). A regex given as text is compiled only when some line may hold it."""
         joined, at, groups, starts = self._line_shapes()
-        lines: set[int] = set()
+        found: set[int] = set()
         for m in _bytes_regex(shape_pattern).finditer(joined):
-            lines.update(groups[bisect_right(at, m.start()) - 1])
+            found.update(groups[bisect_right(at, m.start()) - 1])
         text = self.text
-        for number in sorted(lines):
+        for number in sorted(found):
             start = starts[number]
             end = text.find("\n", start)
-            yield from regex.finditer(text, start, end if end != -1 else len(text))
+            if end == -1:
+                end = len(text)
+            elif continued:
+                after = text.find("\n", end + 1)
+                after = len(text) if after == -1 else after
+                if not text[end + 1:min(after, end + 200)].lstrip(" \t").lower().startswith(continued):
+                    continue
+                end = after
+            if isinstance(regex, str):
+                regex = cached_regex(regex)
+            yield from regex.finditer(text, start, end)
 
     def _any_hit(self, info) -> bool:
         """Whether some line may hold a match (the look-ups are remembered for the search that follows)."""
