@@ -7,7 +7,6 @@ built here, --no-index --find-links); each case asserts the exit code, the messa
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import io
 import json
@@ -20,11 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from install.wheels import build_wheel, wheels_for
+from install.wheels import HERE_PYTHON, TF_FOR_PYTHON, uv_available, wheels_for
 from test_hostile import run
 
-HERE_PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
-TF_FOR_PYTHON = {"3.10": "2.15", "3.11": "2.15", "3.12": "2.16", "3.13": "2.20"}
 FULL_LOCK_HEADER = f"# resolved by uv for Python {HERE_PYTHON} on x86_64-manylinux_2_28, with hashes; install with\n"
 
 # A build backend that leaves a file behind when it runs, wherever a build frontend (pip, uv) calls it: what any
@@ -67,16 +64,6 @@ def build_sdist(folder: Path, name: str, version: str, backend: str = EVIL_BACKE
             info.size = len(data)
             archive.addfile(info, io.BytesIO(data))
     return path
-
-
-def uv_available() -> bool:
-    from stackresolve.fulllock import LockUnavailable, uv_binary
-
-    try:
-        uv_binary()
-    except LockUnavailable:
-        return False
-    return True
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from locations import tool
-from .test_install_run import HERE_PYTHON, TF_FOR_PYTHON, stackresolve, uv_available
+from .test_install_run import stackresolve
+from .wheels import HERE_PYTHON, TF_FOR_PYTHON, uv_available
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -16,28 +16,14 @@ from stackresolve.install.run import MARKER, Host, InstallFailed, InstallOptions
 from stackresolve.install.target import read_target
 from stackresolve.model.enums import Os
 
-from .wheels import wheels_for
+from .wheels import HERE_PYTHON, TF_FOR_PYTHON, uv_available, wheels_for
 
-HERE_PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
-# A TensorFlow line with CPU wheels for the Python running the tests (tensorflow_wheels.toml: 2.15 has cp39-cp311,
-# 2.16 cp39-cp312, 2.20 cp39-cp313).
-TF_FOR_PYTHON = {"3.10": "2.15", "3.11": "2.15", "3.12": "2.16", "3.13": "2.20"}
 CLI = [sys.executable, "-c", "import sys; from stackresolve.cli import main; sys.argv[0] = 'stackresolve'; main()"]
 
 
 def stackresolve(*args: str, cwd=None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("STACKRESOLVE_")}
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=600, cwd=cwd, env=env)
-
-
-def uv_available() -> bool:
-    from stackresolve.fulllock import LockUnavailable, uv_binary
-
-    try:
-        uv_binary()
-    except LockUnavailable:
-        return False
-    return True
 
 
 @pytest.fixture(scope="module")

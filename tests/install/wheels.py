@@ -6,11 +6,27 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import sys
 import zipfile
 from pathlib import Path
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+
+HERE_PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
+# A TensorFlow line with CPU wheels for the Python running the tests (tensorflow_wheels.toml: 2.15 has cp39-cp311,
+# 2.16 cp39-cp312, 2.20 cp39-cp313).
+TF_FOR_PYTHON = {"3.10": "2.15", "3.11": "2.15", "3.12": "2.16", "3.13": "2.20"}
+
+
+def uv_available() -> bool:
+    from stackresolve.fulllock import LockUnavailable, uv_binary
+
+    try:
+        uv_binary()
+    except LockUnavailable:
+        return False
+    return True
 
 FAKE_TENSORFLOW = {
     "tensorflow/__init__.py": "__version__ = '{version}'\nfrom tensorflow import config, sysconfig\n",
