@@ -353,3 +353,13 @@ def test_a_json_escape_never_reaches_the_terminal_raw(errors):
     assert match.code == MISMATCH
     assert "\x1b" not in match.evidence and "\x07" not in match.evidence
     assert "\\u001b" in match.evidence
+
+
+def test_a_bad_catalogue_record_is_blamed_on_the_catalogue_file():
+    """A maintainer editing error_catalogue.toml is sent to that file, not to errors.toml."""
+    import pytest
+
+    from stackresolve.knowledge.errors import parse_catalogue
+
+    with pytest.raises(ValueError, match=r"^error_catalogue\.toml: status\[0\] \(x\): `library` is missing"):
+        parse_catalogue({"status": [{"name": "x"}]})

@@ -362,16 +362,16 @@ class ErrorKnowledge:
 # ----------------------------------------------------------------------------------------------
 
 
-def _fail(where: str, message: str) -> ValueError:
-    return ValueError(f"errors.toml: {where}: {message}")
+def _fail(where: str, message: str, file: str = "errors.toml") -> ValueError:
+    return ValueError(f"{file}: {where}: {message}")
 
 
-def _text(record: dict, key: str, where: str, *, required: bool = True) -> str:
+def _text(record: dict, key: str, where: str, *, required: bool = True, file: str = "errors.toml") -> str:
     value = record.get(key, "")
     if not isinstance(value, str):
-        raise _fail(where, f"`{key}` must be a string, got {value!r}")
+        raise _fail(where, f"`{key}` must be a string, got {value!r}", file)
     if required and not value.strip():
-        raise _fail(where, f"`{key}` is missing or empty")
+        raise _fail(where, f"`{key}` is missing or empty", file)
     return value
 
 
@@ -691,46 +691,50 @@ CATALOGUE_LIBRARIES = ("cuda-runtime", "cuda-driver", "nvml", "cudnn", "cublas",
 _STATUS_KEYS = {"library", "enum", "name", "value", "description", "text", "text_source", "category", "cause", "fix",
                 "evidence", "source"}
 _STATUS_NAME = r"^[A-Za-z][A-Za-z0-9_]*$"
+CATALOGUE_FILE = "error_catalogue.toml"
 
 
 def parse_catalogue(doc: dict) -> tuple[LibraryStatus, ...]:
     """The [[status]] records of error_catalogue.toml: one per value of each library's status enum."""
     raw = doc.get("status") if isinstance(doc, dict) else None
     if not isinstance(raw, list) or not raw:
-        raise ValueError("error_catalogue.toml: no [[status]] records")
+        raise ValueError(f"{CATALOGUE_FILE}: no [[status]] records")
     out: list[LibraryStatus] = []
     seen: dict[str, int] = {}
     for i, record in enumerate(raw):
         where = f"status[{i}]"
         if not isinstance(record, dict):
-            raise ValueError(f"error_catalogue.toml: {where}: each [[status]] must be a table")
+            raise _fail(where, "each [[status]] must be a table", CATALOGUE_FILE)
         unknown = set(record) - _STATUS_KEYS
         if unknown:
-            raise ValueError(f"error_catalogue.toml: {where}: unknown keys {sorted(unknown)}")
-        name = _text(record, "name", where)
+            raise _fail(where, f"unknown keys {sorted(unknown)}", CATALOGUE_FILE)
+
+        def text(key: str, required: bool = True) -> str:
+            return _text(record, key, where, required=required, file=CATALOGUE_FILE)
+
+        name = text("name")
         where = f"status[{i}] ({name})"
-        library = _text(record, "library", where)
+        library = text("library")
         if library not in CATALOGUE_LIBRARIES:
-            raise ValueError(f"error_catalogue.toml: {where}: library {library!r} is not one of "
-                             f"{', '.join(CATALOGUE_LIBRARIES)}")
+            raise _fail(where, f"library {library!r} is not one of {', '.join(CATALOGUE_LIBRARIES)}", CATALOGUE_FILE)
         if not cached_regex(_STATUS_NAME).match(name):
-            raise ValueError(f"error_catalogue.toml: {where}: a status name is an identifier")
+            raise _fail(where, "a status name is an identifier", CATALOGUE_FILE)
         if name in seen:
-            raise ValueError(f"error_catalogue.toml: {where}: duplicate name (first at status[{seen[name]}])")
+            raise _fail(where, f"duplicate name (first at status[{seen[name]}])", CATALOGUE_FILE)
         seen[name] = i
         value = record.get("value")
         if not isinstance(value, int) or isinstance(value, bool):
-            raise ValueError(f"error_catalogue.toml: {where}: `value` must be the enum's integer")
-        category = _text(record, "category", where)
+            raise _fail(where, "`value` must be the enum's integer", CATALOGUE_FILE)
+        category = text("category")
         if category not in CATEGORIES:
-            raise ValueError(f"error_catalogue.toml: {where}: category {category!r} is not one of {', '.join(CATEGORIES)}")
+            raise _fail(where, f"category {category!r} is not one of {', '.join(CATEGORIES)}", CATALOGUE_FILE)
         out.append(LibraryStatus(
-            library=library, enum=_text(record, "enum", where), name=name, value=value, category=category,
-            cause=_text(record, "cause", where), fix=_text(record, "fix", where), source=_text(record, "source", where),
-            description=_text(record, "description", where, required=False),
-            text=_text(record, "text", where, required=False),
-            text_source=_text(record, "text_source", where, required=bool(record.get("text"))),
-            evidence=_text(record, "evidence", where, required=False),
+            library=library, enum=text("enum"), name=name, value=value, category=category,
+            cause=text("cause"), fix=text("fix"), source=text("source"),
+            description=text("description", required=False),
+            text=text("text", required=False),
+            text_source=text("text_source", required=bool(record.get("text"))),
+            evidence=text("evidence", required=False),
         ))
     return tuple(out)
 
