@@ -422,3 +422,16 @@ def test_one_format_for_several_stacks_is_one_line_and_a_file_like_o_is_refused(
     result = CliRunner().invoke(app, ["plan", "--fleet", cluster, "--tf", "latest", "--format", "json", "-o",
                                       str(target)])
     assert result.exit_code == 2 and "names a folder" in result.stderr and not target.exists()
+
+
+def test_the_table_gives_an_excluded_groups_reason_as_the_json_does(tmp_path):
+    """The resolver summarises version lists where it words a reason (model/versionlist); the table prints that
+    reason as it is, so it cannot count a list of ranges as releases."""
+    inventory = tmp_path / "lab.toml"
+    inventory.write_text('[[machine]]\nname = "old"\ngpu = "GTX 780"\ndriver = "470.82.01"\n\n'
+                         '[[machine]]\nname = "new"\ngpu = "RTX 4090"\ndriver = "550.54.15"\n')
+    table = run("plan", "--torch", "latest", "--fleet", inventory, "--no-detect")
+    doc = json.loads(run("plan", "--torch", "latest", "--fleet", inventory, "--no-detect", "--format", "json").stdout)
+    [excluded] = doc["fleet"]["excluded"]
+    assert "no other PyTorch build (40 releases: 1.8.0 ... 2.15.0)" in excluded["reason"]
+    assert f"): {excluded['reason']}" in table.stdout

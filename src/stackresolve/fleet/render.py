@@ -56,7 +56,7 @@ def render_text(plan: FleetPlan) -> str:
         lines += [f"  {g.name}: takes {taken}; on its own {own}" for g, taken, own in held]
     if plan.excluded:
         lines += ["", "Excluded (cannot run the target at all):"]
-        lines += [f"  {e.group.name} ({members_text(e.group)}): {shorten_releases(e.reason)}" for e in plan.excluded]
+        lines += [f"  {e.group.name} ({members_text(e.group)}): {e.reason}" for e in plan.excluded]
     noted: dict[str, list[str]] = {}
     for g in plan.groups:
         for m in g.members:
@@ -93,24 +93,6 @@ def held_back(plan: FleetPlan) -> list[tuple[Group, str, str]]:
         if stack_key(own.stack) > stack_key(taken):
             held.append((g, taken.framework.label, own.stack.framework.label))
     return held
-
-
-def shorten_releases(reason: str) -> str:
-    """'(required by torch 2.7.1 (cu118), torch 2.7.0 (cu118), ...)' -> '(required by torch 2.7.1 (cu118) ...
-    torch 2.0.0 (cu118): 17 releases)' for the table; the JSON document keeps the whole list."""
-    marker = "(required by "
-    out, rest = [], reason
-    while marker in rest:
-        head, _, tail = rest.partition(marker)
-        depth, end = 1, 0
-        for end, char in enumerate(tail):
-            depth += {"(": 1, ")": -1}.get(char, 0)
-            if depth == 0:
-                break
-        items, rest = tail[:end].split(", "), tail[end + 1:]
-        listed = ", ".join(items) if len(items) <= 3 else f"{items[0]} ... {items[-1]}: {len(items)} releases"
-        out.append(f"{head}{marker}{listed})")
-    return "".join(out) + rest
 
 
 def member_json(m: Member) -> dict:
