@@ -387,7 +387,7 @@ def show_gpu_data(kb: KnowledgeBase, query: str) -> dict:
     capability = ComputeCapability.parse(cc)
     listed = kb.is_listed_cc(cc)
     support = kb.arch_support_for(cc)
-    first = min((t for t in kb.toolkits if t.max_cc >= capability), key=lambda t: Version(t.version), default=None)
+    first = kb.first_toolkit_for(capability)
     last = max((t for t in kb.toolkits if t.min_cc <= capability), key=lambda t: Version(t.version), default=None)
     return {
         "query": query,

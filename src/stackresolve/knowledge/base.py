@@ -265,6 +265,11 @@ class KnowledgeBase:
         table = self.memo("toolkit", lambda: {t.version: t for t in reversed(self.toolkits)})  # the first wins
         return table.get(version)
 
+    def first_toolkit_for(self, gpu: ComputeCapability) -> CudaToolkit | None:
+        """The first CUDA toolkit whose architectures reach compute capability `gpu` (it targets it or a newer
+        one): what a GPU's driver floor and `show gpu` name."""
+        return min((t for t in self.toolkits if t.max_cc >= gpu), key=lambda t: Version(t.version), default=None)
+
     def arch_support_for(self, cc: str) -> ArchSupport | None:
         return self.memo(("arch_support_for", cc), lambda: next((a for a in self.arch_support if cc in a.cc), None))
 

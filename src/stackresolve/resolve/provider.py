@@ -303,11 +303,9 @@ def compute_capability_driver_floor(kb: KnowledgeBase, cc: str, driver_os: Os):
     name = f"compute capability {cc}" + (f" ({support.architecture.capitalize()})" if support else "")
 
     def compute():
-        gpu = ComputeCapability.parse(cc)
-        fitting = [t for t in kb.toolkits if t.max_cc >= gpu]
-        if not fitting:
+        first = kb.first_toolkit_for(ComputeCapability.parse(cc))
+        if first is None:
             return None
-        first = min(fitting, key=lambda t: as_version(t.version))
         driver = toolkit_driver(first, driver_os)
         if not driver:
             return None
