@@ -49,10 +49,12 @@ class CheckResult:
 
 
 def check_lock(lock: LockedStack, kb: KnowledgeBase, machine, observed: frozenset[str],
-               before_install: bool = False, python_missing: str | None = None) -> CheckResult:
+               before_install: bool = False, python_missing: str | None = None,
+               driver_missing: str = "no NVIDIA driver was found (pass --driver to check another machine)") -> CheckResult:
     """Compare a machine (stackresolve.detect.Machine) with a lock. `observed` names the facts the machine
     description really holds (detection observes all; flags only what they give). `python_missing`: before
-    installing, why no Python for the lock was found and how to get one (install's own words)."""
+    installing, why no Python for the lock was found and how to get one; `driver_missing`: what to say when no
+    driver was found (install's own words: its --driver chooses a plan, it does not describe this machine)."""
     wanted = BEFORE_INSTALL if before_install else FACTS
     diffs: list[Difference] = []
     skipped: list[tuple[str, str]] = []
@@ -75,7 +77,7 @@ def check_lock(lock: LockedStack, kb: KnowledgeBase, machine, observed: frozense
     if "gpus" in active and gpu_stack:
         diffs += _check_gpus(lock, kb, machine)
     if "driver" in active and gpu_stack and lock.driver_min:
-        diffs += _check_driver(lock, machine, unknown)
+        diffs += _check_driver(lock, machine, unknown, driver_missing)
     if "python" in active:
         python = machine.python.version if machine.python else None
         if python:
@@ -154,11 +156,10 @@ def _check_gpus(lock: LockedStack, kb: KnowledgeBase, machine) -> list[Differenc
     return diffs
 
 
-def _check_driver(lock: LockedStack, machine, unknown) -> list[Difference]:
+def _check_driver(lock: LockedStack, machine, unknown, missing: str) -> list[Difference]:
     driver = machine.driver.version if machine.driver else None
     if driver is None:
-        return [Difference("driver", f">= {lock.driver_min}", "none detected",
-                           "no NVIDIA driver was found (pass --driver to check another machine)")]
+        return [Difference("driver", f">= {lock.driver_min}", "none detected", missing)]
     # The plan's rule (rules.driver_meets): a bare branch (--driver 525, STACKRESOLVE_DRIVER=525) stands for its
     # releases, so the plan it made and this check agree; which release of the branch is installed is not known.
     # NVIDIA's minor-version compatibility: the lock records its minimum only where the build is native

@@ -144,7 +144,8 @@ def machine_differences(kb, target, lock, machine=None) -> tuple:
 
     machine = machine or detect_machine(gpu_only=True)
     if lock is not None:
-        return check_lock(lock, kb, machine, frozenset(("gpus", "driver")), before_install=True).differences
+        return check_lock(lock, kb, machine, frozenset(("gpus", "driver")), before_install=True,
+                          driver_missing="no NVIDIA driver was found on this machine").differences
     if target.gpu and not machine.gpus:
         return (Difference("gpu", "an NVIDIA GPU", "none", f"{target.label} is a GPU stack (the lock's header says "
                                                            f"CUDA); no NVIDIA GPU was found"),)
