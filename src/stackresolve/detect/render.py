@@ -151,7 +151,8 @@ def render_text(machine: Machine) -> str:
         for k, v in machine.env.items():
             if k == "PATH" and len(v) > 100:
                 v = v[:97] + "..."
-            lines.append(f"  {k}={v}")
+            # a variable's value is the user's text: a newline or an escape in it must not reach the terminal
+            lines.append(f"  {k}=" + "".join(ch if ch.isprintable() else "?" for ch in v))
     if machine.findings:
         lines.append("")
         lines.append("Findings:")
