@@ -354,3 +354,24 @@ def test_the_document_and_the_text(tmp_path):
 def test_full_detection_keeps_the_fields(tmp_path):
     m = detect(tmp_path, mi300x_tree(1), gpu_only=False)
     assert [g.gfx for g in m.amd_gpus] == ["gfx942"] and m.rocm is not None and m.gpu_devices
+
+
+def test_cli_names_amd_and_intel_gpus_from_the_knowledge_files(monkeypatch):
+    """The CLI's look-up reads [[gpu]] name / pci_ids (issue 36's amd.toml / intel.toml shape); a missing or
+    malformed file leaves the GPUs unnamed."""
+    import importlib
+
+    from stackresolve.knowledge import loader
+    from stackresolve.knowledge.loader import KnowledgeError
+
+    def read_toml(name, directory=None):
+        if name == "amd.toml":
+            return {"gpu": [{"name": "AMD Instinct MI300X", "gfx": "gfx942", "pci_ids": ["74A1"]},
+                            {"name": "broken", "pci_ids": "74a0"}, "junk"]}, b""
+        raise KnowledgeError(f"{name}: cannot read the knowledge base")
+
+    app = importlib.import_module("stackresolve.cli.app")  # the module (stackresolve.cli.app is also a command)
+    monkeypatch.setattr(loader, "read_toml", read_toml)
+    monkeypatch.setattr(app, "_VENDOR_NAMES", None)
+    assert app.vendor_gpu_name("1002:74a1") == "AMD Instinct MI300X"
+    assert app.vendor_gpu_name("1002:74a0") is None and app.vendor_gpu_name("8086:56a0") is None

@@ -234,7 +234,34 @@ def detect_machine(no_detect: bool = False, python_exe: Optional[str] = None, gp
     from stackresolve.knowledge.loader import nvidia_pci_ids
 
     return probe(python_exe=python_exe, gpu_only=gpu_only, deadline=deadline,
-                 gpu_lookup=lambda name: knowledge().find_gpu(name), pci_table=nvidia_pci_ids)
+                 gpu_lookup=lambda name: knowledge().find_gpu(name), pci_table=nvidia_pci_ids,
+                 vendor_gpu_name=vendor_gpu_name)
+
+
+_VENDOR_NAMES: dict[str, str] | None = None
+
+
+def vendor_gpu_name(pci_id: str) -> Optional[str]:
+    """The model name of an AMD or Intel GPU by PCI id ("1002:74a1" -> "AMD Instinct MI300X"), from the [[gpu]]
+    records of constraints/amd.toml and intel.toml (name, pci_ids); None when the id, the file or the table is
+    not there (detection goes on unnamed). Read on first use: only a machine with such a GPU asks."""
+    global _VENDOR_NAMES
+    if _VENDOR_NAMES is None:
+        from stackresolve.knowledge.loader import read_toml
+
+        names: dict[str, str] = {}
+        for vendor, file in (("1002", "amd.toml"), ("8086", "intel.toml")):
+            try:
+                records = read_toml(file)[0].get("gpu", [])
+            except Exception:  # absent or malformed: the GPUs stay unnamed; plan and show report the file
+                continue
+            for rec in records if isinstance(records, list) else []:
+                if isinstance(rec, dict) and isinstance(rec.get("name"), str) and isinstance(rec.get("pci_ids"), list):
+                    for device in rec["pci_ids"]:
+                        if isinstance(device, str):
+                            names.setdefault(f"{vendor}:{device.lower()}", rec["name"])
+        _VENDOR_NAMES = names
+    return _VENDOR_NAMES.get(pci_id)
 
 
 def progress_reporter(stream=None):
