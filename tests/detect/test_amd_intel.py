@@ -372,6 +372,7 @@ def test_cli_names_amd_and_intel_gpus_from_the_knowledge_files(monkeypatch):
 
     app = importlib.import_module("stackresolve.cli.app")  # the module (stackresolve.cli.app is also a command)
     monkeypatch.setattr(loader, "read_toml", read_toml)
-    monkeypatch.setattr(app, "_VENDOR_NAMES", None)
+    monkeypatch.setattr(app, "_VENDOR_GPUS", None)
     assert app.vendor_gpu_name("1002:74a1") == "AMD Instinct MI300X"
+    assert app.vendor_gpu("1002:74a1") == ("AMD Instinct MI300X", "gfx942")
     assert app.vendor_gpu_name("1002:74a0") is None and app.vendor_gpu_name("8086:56a0") is None

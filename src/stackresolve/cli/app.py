@@ -238,30 +238,38 @@ def detect_machine(no_detect: bool = False, python_exe: Optional[str] = None, gp
                  vendor_gpu_name=vendor_gpu_name)
 
 
-_VENDOR_NAMES: dict[str, str] | None = None
+_VENDOR_GPUS: dict[str, tuple[str, str]] | None = None
 
 
-def vendor_gpu_name(pci_id: str) -> Optional[str]:
-    """The model name of an AMD or Intel GPU by PCI id ("1002:74a1" -> "AMD Instinct MI300X"), from the [[gpu]]
-    records of constraints/amd.toml and intel.toml (name, pci_ids); None when the id, the file or the table is
-    not there (detection goes on unnamed). Read on first use: only a machine with such a GPU asks."""
-    global _VENDOR_NAMES
-    if _VENDOR_NAMES is None:
+def vendor_gpu(pci_id: str) -> Optional[tuple[str, str]]:
+    """An AMD or Intel GPU by PCI id: (model name, gfx target) for AMD ("1002:74a1" -> ("AMD Instinct MI300X",
+    "gfx942")), (model name, device family) for Intel, from the [[gpu]] records of constraints/amd.toml and
+    intel.toml (name, gfx / family, pci_ids); None when the id, the file or the table is not there (the GPU stays
+    unnamed). Read on first use: only a machine or fleet with such a GPU asks."""
+    global _VENDOR_GPUS
+    if _VENDOR_GPUS is None:
         from stackresolve.knowledge.loader import read_toml
 
-        names: dict[str, str] = {}
-        for vendor, file in (("1002", "amd.toml"), ("8086", "intel.toml")):
+        table: dict[str, tuple[str, str]] = {}
+        for vendor, file, detail in (("1002", "amd.toml", "gfx"), ("8086", "intel.toml", "family")):
             try:
                 records = read_toml(file)[0].get("gpu", [])
             except Exception:  # absent or malformed: the GPUs stay unnamed; plan and show report the file
                 continue
             for rec in records if isinstance(records, list) else []:
                 if isinstance(rec, dict) and isinstance(rec.get("name"), str) and isinstance(rec.get("pci_ids"), list):
+                    value = rec.get(detail) if isinstance(rec.get(detail), str) else ""
                     for device in rec["pci_ids"]:
                         if isinstance(device, str):
-                            names.setdefault(f"{vendor}:{device.lower()}", rec["name"])
-        _VENDOR_NAMES = names
-    return _VENDOR_NAMES.get(pci_id)
+                            table.setdefault(f"{vendor}:{device.lower()}", (rec["name"], value))
+        _VENDOR_GPUS = table
+    return _VENDOR_GPUS.get(pci_id)
+
+
+def vendor_gpu_name(pci_id: str) -> Optional[str]:
+    """The model name of an AMD or Intel GPU by PCI id ("1002:74a1" -> "AMD Instinct MI300X"), or None."""
+    found = vendor_gpu(pci_id)
+    return found[0] if found else None
 
 
 def progress_reporter(stream=None):
