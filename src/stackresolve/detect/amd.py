@@ -257,7 +257,8 @@ def device_findings(devices: list[DeviceAccess], container: bool, gpus_seen: boo
         blocked = [d for d in devices if d.exists and not d.usable]
         listed = ", ".join(d.path + (f" (group {d.group})" if d.group else "") for d in blocked)
         out.append(Finding("error" if rocm_installed else "warning", "rocm-device-access",
-                           f"this user cannot open {listed} read-write: ROCm programs find no GPU "
-                           "(rocminfo: \"Unable to open /dev/kfd read-write: Permission denied\")",
+                           f"this user cannot open {listed} read-write: ROCm programs find no GPU"
+                           + (" (rocminfo: \"Unable to open /dev/kfd read-write: Permission denied\")"
+                              if kfd_blocked else ""),
                            ROCM_GROUPS_FIX, "gpu-devices"))
     return out
