@@ -326,7 +326,7 @@ def test_json_shape(tmp_path):
     json.dumps(doc)  # serialisable
     assert doc["schema"] == "stackresolve/detect@1"
     assert list(doc) == ["schema", "os", "driver", "gpus", "cuda_toolkits", "cudnn", "python", "frameworks",
-                         "findings", "env", "probes"]
+                         "findings", "env", "probes", "amd_gpus", "intel_gpus", "rocm", "gpu_devices", "level_zero"]
     assert {"system", "wsl", "distro", "release", "arch"} <= set(doc["os"])
     assert (doc["os"]["system"], doc["os"]["distro"], doc["os"]["release"]) == ("linux", "ubuntu", "22.04")
     assert {"version", "cuda_max", "source"} <= set(doc["driver"])

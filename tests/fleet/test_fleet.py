@@ -93,7 +93,8 @@ def test_an_unknown_product_with_compute_labels_still_plans(tmp_path):
     result = run("plan", "--fleet", doc, "--torch", "latest", "--format", "json")
     assert result.exit_code == 0, result.output
     group = json.loads(result.stdout)["fleet"]["groups"][0]
-    assert group["gpus"] == [{"name": "NVIDIA-Future-Board", "model": None, "compute_capability": "8.6"}]
+    assert group["gpus"] == [{"name": "NVIDIA-Future-Board", "model": None, "compute_capability": "8.6",
+                              "vendor": "nvidia", "gfx": None, "family": None}]
     assert group["stack"] == 0
 
 

@@ -234,7 +234,42 @@ def detect_machine(no_detect: bool = False, python_exe: Optional[str] = None, gp
     from stackresolve.knowledge.loader import nvidia_pci_ids
 
     return probe(python_exe=python_exe, gpu_only=gpu_only, deadline=deadline,
-                 gpu_lookup=lambda name: knowledge().find_gpu(name), pci_table=nvidia_pci_ids)
+                 gpu_lookup=lambda name: knowledge().find_gpu(name), pci_table=nvidia_pci_ids,
+                 vendor_gpu_name=vendor_gpu_name)
+
+
+_VENDOR_GPUS: dict[str, tuple[str, str]] | None = None
+
+
+def vendor_gpu(pci_id: str) -> Optional[tuple[str, str]]:
+    """An AMD or Intel GPU by PCI id: (model name, gfx target) for AMD ("1002:74a1" -> ("AMD Instinct MI300X",
+    "gfx942")), (model name, device family) for Intel, from the [[gpu]] records of constraints/amd.toml and
+    intel.toml (name, gfx / family, pci_ids); None when the id, the file or the table is not there (the GPU stays
+    unnamed). Read on first use: only a machine or fleet with such a GPU asks."""
+    global _VENDOR_GPUS
+    if _VENDOR_GPUS is None:
+        from stackresolve.knowledge.loader import read_toml
+
+        table: dict[str, tuple[str, str]] = {}
+        for vendor, file, detail in (("1002", "amd.toml", "gfx"), ("8086", "intel.toml", "family")):
+            try:
+                records = read_toml(file)[0].get("gpu", [])
+            except Exception:  # absent or malformed: the GPUs stay unnamed; plan and show report the file
+                continue
+            for rec in records if isinstance(records, list) else []:
+                if isinstance(rec, dict) and isinstance(rec.get("name"), str) and isinstance(rec.get("pci_ids"), list):
+                    value = rec.get(detail) if isinstance(rec.get(detail), str) else ""
+                    for device in rec["pci_ids"]:
+                        if isinstance(device, str):
+                            table.setdefault(f"{vendor}:{device.lower()}", (rec["name"], value))
+        _VENDOR_GPUS = table
+    return _VENDOR_GPUS.get(pci_id)
+
+
+def vendor_gpu_name(pci_id: str) -> Optional[str]:
+    """The model name of an AMD or Intel GPU by PCI id ("1002:74a1" -> "AMD Instinct MI300X"), or None."""
+    found = vendor_gpu(pci_id)
+    return found[0] if found else None
 
 
 def progress_reporter(stream=None):

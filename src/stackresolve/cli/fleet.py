@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from stackresolve.cli.app import Exit, fail, knowledge, output, read_input, warn_if_stale
+from stackresolve.cli.app import Exit, fail, knowledge, output, read_input, vendor_gpu, warn_if_stale
 from stackresolve.plan.formats import FORMATS
 
 FLEET_LIMIT = 64 * 1024 * 1024  # a 5,000-node `kubectl get nodes -o json` is some 50 MB
@@ -44,7 +44,7 @@ def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], 
     except InputError as exc:
         fail(str(exc))
     try:
-        groups = group_members(read_sources(sources, kb_lookup(kb)))
+        groups = group_members(read_sources(sources, kb_lookup(kb), vendor_gpu))
     except FleetInputError as exc:
         for problem in exc.problems:
             typer.echo(f"stackresolve: error: {clean(problem)}", err=True)
@@ -97,7 +97,7 @@ def fleet_deadline():
     return Deadline(seconds)
 
 
-def read_sources(sources: list[str], lookup) -> list:
+def read_sources(sources: list[str], lookup, vendor_lookup=None) -> list:
     """Every machine of every source: a file, '-', or a folder of detect reports (its *.json files)."""
     from stackresolve.fleet.model import FleetInputError
     from stackresolve.fleet.readers import read_document
@@ -114,7 +114,7 @@ def read_sources(sources: list[str], lookup) -> list:
         for name in files:
             text = read_input(name, FLEET_LIMIT, what="--fleet").text
             try:
-                members += read_document(text, "standard input" if name == "-" else name, lookup)
+                members += read_document(text, "standard input" if name == "-" else name, lookup, vendor_lookup)
             except FleetInputError as exc:
                 problems += exc.problems
     if problems:

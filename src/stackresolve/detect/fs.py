@@ -97,3 +97,20 @@ class LocalFS:
         if self.root is not None and not (real == self.root or real.startswith(self.root + os.sep)):
             return path  # a link pointing outside the fake tree: keep the path as given
         return self._unmap(real, path)
+
+    def can_open_rw(self, path: str) -> bool:
+        """Whether this process may open `path` for reading and writing (os.access: real uid / gid)."""
+        try:
+            return os.access(self._map(path), os.R_OK | os.W_OK)
+        except (OSError, ValueError):
+            return False
+
+    def group_name(self, path: str) -> str | None:
+        """The name of the group owning `path` ("render", "video"); None when unknown (or not on POSIX)."""
+        try:
+            gid = os.stat(self._map(path)).st_gid
+            import grp
+
+            return grp.getgrgid(gid).gr_name
+        except (OSError, ValueError, KeyError, ImportError):
+            return None

@@ -47,7 +47,8 @@ from .runner import (BudgetedRunner, BudgetSpent, CommandNotFound, CommandOutput
 # the environment variables a detect document keeps (TF_USE_LEGACY_KERAS: doctor's Keras 3 check)
 ENV_KEYS = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDNN_PATH", "CUDA_VISIBLE_DEVICES",
             "CUDA_DEVICE_ORDER", "CONDA_PREFIX", "CONDA_OVERRIDE_CUDA", "STACKRESOLVE_DRIVER", "STACKRESOLVE_GPU_CC",
-            "STACKRESOLVE_DETECT_TIMEOUT", "TF_USE_LEGACY_KERAS")
+            "STACKRESOLVE_DETECT_TIMEOUT", "TF_USE_LEGACY_KERAS", "ROCM_PATH", "HSA_OVERRIDE_GFX_VERSION",
+            "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK")
 
 DRIVER_PRIORITY = ("nvml", "nvidia-smi", "sysfs", "proc", "nvidia-smi-xml", "nvidia-smi-q", "nvidia-smi-banner")
 CUDA_PRIORITY = ("nvml", "libcuda", "nvidia-smi-xml", "nvidia-smi-q", "nvidia-smi-banner")
@@ -588,11 +589,37 @@ def _identify(gpus: list[GpuInfo], pci_found, pci_table, gpu_lookup, records: li
     return out, [(g, why.get(i, "")) for i, g in enumerate(out) if g.compute_capability is None]
 
 
+def _probe_amd_intel(fs, env, os_info, run, records: list, findings: list, vendor_gpu_name) -> dict:
+    """AMD GPUs, ROCm and the device nodes (detect/amd.py); Intel GPUs and Level Zero (detect/intel.py): the
+    Machine fields they fill. Native Linux only (WSL2 has neither KFD nor the Intel PCI functions)."""
+    if os_info.system != "linux" or os_info.wsl:
+        return {}
+    from . import amd, intel
+
+    out: dict = {}
+    try:
+        rocm = amd.probe_rocm(fs, env, records)
+        amd_gpus = amd.probe_gpus(fs, env, os_info.system, run, rocm, records, findings, vendor_gpu_name)
+        intel_gpus, level_zero = intel.probe(fs, env, records, findings, vendor_gpu_name)
+        # the devices matter where ROCm could run: an AMD GPU, a ROCm install or /dev/kfd; render nodes also
+        # for an Intel GPU (Level Zero opens them too)
+        rocm_signal = bool(amd_gpus) or rocm is not None or fs.exists(amd.KFD_DEVICE)
+        devices = amd.probe_devices(fs, rocm_signal, records) if rocm_signal or intel_gpus else []
+        if rocm_signal:
+            installed = rocm is not None and rocm.path is not None
+            findings.extend(amd.device_findings(devices, os_info.container, bool(amd_gpus) or installed, installed))
+        out = {"amd_gpus": tuple(amd_gpus), "intel_gpus": tuple(intel_gpus), "rocm": rocm,
+               "gpu_devices": tuple(devices), "level_zero": level_zero}
+    except Exception as exc:  # a bug in a probe must not take detect down
+        _record(records, "amd-intel-probes", "failed", repr(exc), time.monotonic())
+    return out
+
+
 # --- the public entry point ----------------------------------------------------------------------------------
 def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None, python_exe: str | None = None,
                    timeout_total: float | None = None, system: str | None = None, gpu_only: bool = False,
                    gpu_lookup: GpuLookup | None = None, pci_table: PciTable | None = None,
-                   deadline: Deadline | None = None) -> Machine:
+                   deadline: Deadline | None = None, vendor_gpu_name=None) -> Machine:
     """Probe this machine (or the fake one that `runner`, `fs`, `env` describe). Never raises for a probe failure:
     each failure is a ProbeRecord and, where it matters, a Finding.
 
@@ -609,6 +636,7 @@ def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None
     pci_table: () -> {PCI device id: pci.ids name}; names GPUs found on the PCI bus (no driver installed).
     deadline: a Deadline to share with what the caller runs next (doctor's library loads); overrides
         timeout_total.
+    vendor_gpu_name: PCI id ("1002:74a1", "8086:56a0") -> model name of an AMD or Intel GPU, or None.
     """
     from . import pyenv, toolkit
 
@@ -737,13 +765,15 @@ def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None
                                 "pass --gpu / STACKRESOLVE_GPU_CC to plan for a GPU this machine cannot see",
                                 ", ".join(r.name for r in records if r.name not in ("os", "sysfs", "proc"))))
 
+    vendor = _probe_amd_intel(fs, env, os_info, run, records, findings, vendor_gpu_name)
+
     env_view = {k: env[k] for k in ENV_KEYS if k in env}
     for k in sorted(env):
         if k.upper().startswith("CUDA_PATH_V"):
             env_view[k] = env[k]
     if gpu_only:
         return Machine(os=os_info, driver=driver, gpus=tuple(gpus), env=env_view, findings=tuple(findings),
-                       probes=tuple(records))
+                       probes=tuple(records), **vendor)
 
     # --- Python, TensorFlow, toolkits, cuDNN ---
     doc = None
@@ -767,4 +797,5 @@ def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None
         _record(records, "toolkits", "failed", repr(exc), time.monotonic())
 
     return Machine(os=os_info, driver=driver, gpus=tuple(gpus), cuda_toolkits=tuple(toolkits), cudnn=tuple(cudnn),
-                   python=py, frameworks=tuple(fws), env=env_view, findings=tuple(findings), probes=tuple(records))
+                   python=py, frameworks=tuple(fws), env=env_view, findings=tuple(findings), probes=tuple(records),
+                   **vendor)

@@ -12,6 +12,9 @@ Every fact carries the probe that found it (`source`). Source names used by the 
     proc               /proc/driver/nvidia/version
     pci-sysfs          /sys/bus/pci/devices/*/{vendor,device,class}: an NVIDIA GPU, named by the PCI table
     lspci              `lspci -n`, where that folder cannot be read
+    kfd-topology       /sys/class/kfd/kfd/topology/nodes/*/properties: AMD GPU agents (detect/amd.py)
+    rocm_agent_enumerator  its output, where the KFD topology cannot be read
+    sysfs-pci          /sys/bus/pci/devices/*: Intel GPUs, with the bound kernel driver (detect/intel.py)
     win32-videocontroller  PowerShell's Win32_VideoController PNPDeviceID (Windows)
     env:NAME           an override or a value read from environment variable NAME
 A compute_capability_source "<probe> + gpus.toml" means the probe named the GPU and the GPU table gave the
@@ -196,6 +199,49 @@ class ProbeRecord:
 
 
 @record
+class AmdGpuInfo:
+    """One AMD GPU agent: a KFD topology node with SIMDs (CPU agents skipped) or one rocm_agent_enumerator line."""
+
+    index: int
+    gfx: str  # LLVM target, "gfx942" (KFD gfx_target_version 90402 -> gfx942; 100300 -> gfx1030)
+    source: str  # "kfd-topology" | "rocm_agent_enumerator"
+    name: str | None = None  # model name from constraints/amd.toml, when the PCI device id is known
+    pci_id: str | None = None  # "1002:74a1" (vendor:device, lowercase hex)
+
+
+@record
+class IntelGpuInfo:
+    """One Intel GPU: a PCI function of class 0x03xxxx and vendor 0x8086."""
+
+    index: int
+    pci_id: str  # "8086:56a0"
+    source: str  # "sysfs-pci"
+    name: str | None = None  # model name from constraints/intel.toml, when the PCI device id is known
+    kernel_driver: str | None = None  # "i915" | "xe"; None when no driver is bound
+    bus_id: str | None = None  # "0000:03:00.0"
+
+
+@record
+class RocmInfo:
+    """The ROCm user-space install and the amdgpu kernel driver."""
+
+    version: str | None  # "6.2.4" from <path>/.info/version (or version-dev), None when unreadable
+    path: str | None  # "/opt/rocm" (or $ROCM_PATH); None when only the kernel driver was found
+    source: str
+    amdgpu_version: str | None = None  # /sys/module/amdgpu/version (AMD's DKMS driver); None: in-tree driver
+
+
+@record
+class DeviceAccess:
+    """Whether this user can open a GPU device node (ROCm needs /dev/kfd and a /dev/dri/renderD* node)."""
+
+    path: str  # "/dev/kfd", "/dev/dri/renderD128"
+    exists: bool
+    usable: bool  # exists and this process may open it read-write
+    group: str | None = None  # owning group name ("render", "video") when readable
+
+
+@record
 class Machine:
     os: OSInfo
     driver: DriverInfo | None
@@ -207,9 +253,14 @@ class Machine:
     env: Mapping[str, str] = field(default_factory=dict)
     findings: tuple[Finding, ...] = ()
     probes: tuple[ProbeRecord, ...] = ()
+    amd_gpus: tuple[AmdGpuInfo, ...] = ()
+    intel_gpus: tuple[IntelGpuInfo, ...] = ()
+    rocm: RocmInfo | None = None
+    gpu_devices: tuple[DeviceAccess, ...] = ()  # /dev/kfd and /dev/dri/renderD* as this user sees them
+    level_zero: str | None = None  # path of the Level Zero loader (libze_loader.so.1 / ze_loader.dll) when found
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The `stackresolve/detect@1` document (plus the added fields "env" and "probes")."""
+        """The `stackresolve/detect@1` document (plus the added fields "env", "probes" and the AMD / Intel ones)."""
         return {
             "schema": SCHEMA,
             "os": self.os.to_json_dict(),
@@ -222,4 +273,16 @@ class Machine:
             "findings": [f.to_json() for f in self.findings],
             "env": dict(self.env),
             "probes": [p.to_json_dict() for p in self.probes],
+            "amd_gpus": [_fields_json(g) for g in self.amd_gpus],
+            "intel_gpus": [_fields_json(g) for g in self.intel_gpus],
+            "rocm": _fields_json(self.rocm) if self.rocm is not None else None,
+            "gpu_devices": [_fields_json(d) for d in self.gpu_devices],
+            "level_zero": self.level_zero,
         }
+
+
+def _fields_json(rec) -> dict[str, Any]:
+    """The JSON object of a record whose fields are all plain values (the AMD / Intel records): field -> value."""
+    from dataclasses import fields
+
+    return {f.name: getattr(rec, f.name) for f in fields(rec)}

@@ -50,6 +50,32 @@ def _framework_text(f: FrameworkInfo) -> str:
     return text
 
 
+def _vendor_rows(machine: Machine) -> list[str]:
+    """AMD GPUs, ROCm, Intel GPUs, Level Zero and the device nodes: rows only for what was found."""
+    rows = []
+    for a in machine.amd_gpus:
+        parts = [a.gfx] + ([a.name] if a.name else []) + ([f"PCI {a.pci_id}"] if a.pci_id else [])
+        rows.append(_row(f"AMD GPU {a.index}", ", ".join(parts), a.source))
+    r = machine.rocm
+    if r is not None:
+        text = (f"{r.version or 'unknown version'} at {r.path}" if r.path else "not installed (no ROCm folder)")
+        text += f"; amdgpu {r.amdgpu_version} (DKMS)" if r.amdgpu_version else ""
+        rows.append(_row("ROCm", text, r.source))
+    for g in machine.intel_gpus:
+        parts = [g.name or "Intel GPU", f"PCI {g.pci_id}",
+                 f"driver {g.kernel_driver}" if g.kernel_driver else "no driver bound"]
+        if g.bus_id:
+            parts.append(f"bus {g.bus_id}")
+        rows.append(_row(f"Intel GPU {g.index}", ", ".join(parts), g.source))
+    if machine.intel_gpus or machine.level_zero:
+        rows.append(_row("Level Zero", machine.level_zero or "loader not found (libze_loader.so.1)", None))
+    if machine.gpu_devices:
+        rows.append(_row("Devices", ", ".join(
+            d.path + (" missing" if not d.exists else " usable" if d.usable else " not usable by this user")
+            + (f" (group {d.group})" if d.group else "") for d in machine.gpu_devices), None))
+    return rows
+
+
 def render_text(machine: Machine) -> str:
     lines: list[str] = []
     o = machine.os
@@ -90,6 +116,8 @@ def render_text(machine: Machine) -> str:
             parts.append(f"PCI {g.pci_id}")
         lines.append(_row(f"GPU {g.index}", ", ".join(parts), g.source))
 
+    lines.extend(_vendor_rows(machine))
+
     if not machine.cuda_toolkits:
         lines.append(_row("CUDA", "no toolkit found", None))
     for t in machine.cuda_toolkits:
@@ -123,7 +151,8 @@ def render_text(machine: Machine) -> str:
         for k, v in machine.env.items():
             if k == "PATH" and len(v) > 100:
                 v = v[:97] + "..."
-            lines.append(f"  {k}={v}")
+            # a variable's value is the user's text: a newline or an escape in it must not reach the terminal
+            lines.append(f"  {k}=" + "".join(ch if ch.isprintable() else "?" for ch in v))
     if machine.findings:
         lines.append("")
         lines.append("Findings:")

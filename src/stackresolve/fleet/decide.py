@@ -139,6 +139,9 @@ def plan_fleet(kb, base: Request, groups: list[Group], allow_cpu: bool = False, 
     alone: dict[str, Resolution] = {}
     runnable: list[Group] = []
     for g in groups:
+        if g.vendor != "nvidia":
+            excluded.append(Exclusion(g, other_vendor_reason(g)))
+            continue
         if g.cpu and not allow_cpu:
             excluded.append(Exclusion(g, NO_GPU))
             continue
@@ -159,6 +162,17 @@ def plan_fleet(kb, base: Request, groups: list[Group], allow_cpu: bool = False, 
         stacks += (newest_each(decider, part, alone) if choice == NEWEST else cover(decider, part, alone))
     stacks.sort(key=lambda s: stack_key(s.stack), reverse=True)
     return FleetPlan(base, tuple(groups), tuple(stacks), tuple(excluded), alone, choice)
+
+
+def other_vendor_reason(group: Group) -> str:
+    """Why an AMD or Intel group is left out of the fleet's CUDA stacks, and how to plan it on its own."""
+    gpu = next(f for f in group.gpus if f.vendor != "nvidia")
+    if gpu.vendor == "amd":
+        how = f"`stackresolve plan --gpu-gfx {gpu.gfx}`" if gpu.gfx else "`stackresolve plan --gpu-gfx gfxNNNN`"
+        return f"AMD GPU ({gpu.gfx or 'gfx target unknown'}): the fleet plans CUDA stacks; plan it with {how}"
+    name = gpu.model or gpu.name or "Intel GPU"
+    return (f"Intel GPU ({gpu.family or 'device family unknown'}): the fleet plans CUDA stacks; plan it with "
+            f"`stackresolve plan --gpu \"{name}\"`")
 
 
 class Profile:

@@ -35,6 +35,6 @@ def group_name(members: list[Member]) -> str:
     if len(pools) == 1 and None not in pools:
         return pools.pop()
     first = members[0]
-    gpu = "+".join(g.model or g.name or f"cc{g.cc}" for g in first.gpus).replace(" ", "-") or "cpu"
+    gpu = "+".join(g.model or g.name or g.gfx or f"cc{g.cc}" for g in first.gpus).replace(" ", "-") or "cpu"
     driver = f"/{first.driver}" if first.driver else ""
     return f"{gpu}{driver}"

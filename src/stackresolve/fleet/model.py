@@ -28,15 +28,20 @@ class GpuFact:
     """One kind of GPU in a machine: the name the inventory gives and its compute capability."""
 
     name: str  # as reported: "Tesla-T4" (GFD label), "NVIDIA GeForce RTX 4090" (detect); "" when not given
-    cc: str  # "7.5"
+    cc: str  # "7.5"; "" for an AMD or Intel GPU
     model: str = ""  # the knowledge base's model name, when the name was found there ("Tesla T4")
+    vendor: str = "nvidia"  # "nvidia" | "amd" | "intel"
+    gfx: str = ""  # an AMD GPU's LLVM target ("gfx942"); "" when unknown
+    family: str = ""  # an Intel GPU's device family ("data-center-max", "arc-a"); "" when unknown
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "name", printable(self.name))
+        for name in ("name", "model", "gfx", "family"):
+            object.__setattr__(self, name, printable(getattr(self, name)))
 
     @property
     def label(self) -> str:
-        return f"{self.model or self.name or 'GPU'} ({self.cc})"
+        what = self.cc if self.vendor == "nvidia" else (self.gfx or self.family or f"{self.vendor}, target unknown")
+        return f"{self.model or self.name or 'GPU'} ({what})"
 
 
 @dataclass(frozen=True)
@@ -63,7 +68,7 @@ class Member:
     @property
     def facts(self) -> tuple:
         """What decides a stack: machines with equal facts form one group."""
-        gpus = tuple(sorted({(g.model or g.name, g.cc) for g in self.gpus}))
+        gpus = tuple(sorted({(g.model or g.name, g.cc, g.vendor, g.gfx, g.family) for g in self.gpus}))
         return (self.os, self.arch, self.distro, self.release, gpus, self.driver)
 
 
@@ -97,6 +102,11 @@ class Group:
     @property
     def cpu(self) -> bool:
         return not self.gpus
+
+    @property
+    def vendor(self) -> str:
+        """"nvidia", or the first other vendor among the group's GPUs ("amd", "intel")."""
+        return next((g.vendor for g in self.gpus if g.vendor != "nvidia"), "nvidia")
 
     @property
     def gpu_text(self) -> str:

@@ -14,7 +14,21 @@ Three kinds of input:
     nvidia.com/gpu.count            the number of GPUs (of MIG devices under the single strategy)
   Node Feature Discovery adds feature.node.kubernetes.io/system-os_release.ID / .VERSION_ID; Kubernetes itself
   kubernetes.io/os and kubernetes.io/arch (status.nodeInfo as a fallback).
-- `stackresolve detect --format json` reports (schema stackresolve/detect@1), one machine per file.
+  A node without GFD labels may carry AMD's node labeller labels (ROCm/k8s-device-plugin
+  cmd/k8s-node-labeller/main.go createLabels, README "Example result"), the AMD GPU operator's labeller:
+    amd.com/gpu.device-id           the PCI device id ("74a1") when the node has one kind of GPU; with several,
+                                    amd.com/gpu.device-id.<id> = count. beta.amd.com/gpu.device-id.<id> = count is
+                                    written either way (and, older labellers, only that)
+    amd.com/gpu.product-name        the product name with spaces as '_', parentheses dropped (one kind only)
+    amd.com/gpu.family              a two-letter family ("AI", "NV") or "GC_11_0_0": not a gfx target
+  The gfx target comes from the device id through the AMD GPU table (the injected vendor look-up).
+  Or Intel's (intel/intel-device-plugins-for-kubernetes cmd/gpu_plugin/labels.md, "Labels from NFD rules"):
+    gpu.intel.com/device-id.<class>-<id>.present / .count   ("0300-56a0"), every Intel GPU
+    gpu.intel.com/family / product / device.count            data-center GPUs ("Flex_Series", "Flex_170")
+  AMD and Intel nodes are read into groups with their gfx target / device family; planning them is for
+  `stackresolve plan` on its own (the fleet decision plans CUDA stacks).
+- `stackresolve detect --format json` reports (schema stackresolve/detect@1), one machine per file; a report
+  without NVIDIA GPUs but with amd_gpus / intel_gpus is an AMD / Intel machine.
 - an inventory file of our own (TOML) for machines described by hand:
 
       [[machine]]
@@ -50,6 +64,14 @@ _ARCH = {"amd64": Arch.X86_64, "x86_64": Arch.X86_64, "arm64": Arch.AARCH64, "aa
 
 # (model text) -> (model name, compute capability) from the knowledge base's GPU table, or None
 GpuLookup = Callable[[str], "tuple[str, str] | None"]
+# (PCI id "1002:74a1" / "8086:56a0") -> (model name, gfx target for AMD / device family for Intel), or None
+VendorLookup = Callable[[str], "tuple[str, str] | None"]
+AMD_LABELS = ("amd.com/gpu.", "beta.amd.com/gpu.")
+INTEL_LABELS = "gpu.intel.com/"
+INTEL_FAMILIES = {"Flex_Series": "data-center-flex", "Max_Series": "data-center-max"}  # labels.md's two rules
+_PCI_DEVICE = re.compile(r"[0-9a-fA-F]{4}")
+_GFX = re.compile(r"gfx[0-9a-f]{3,5}")
+_INTEL_ID = re.compile(r"gpu\.intel\.com/device-id\.03[0-9a-fA-F]{2}-([0-9a-fA-F]{4})\.(present|count)")
 
 
 def kb_lookup(kb) -> GpuLookup:
@@ -59,7 +81,8 @@ def kb_lookup(kb) -> GpuLookup:
     return lookup
 
 
-def read_document(text: str, origin: str, lookup: GpuLookup) -> list[Member]:
+def read_document(text: str, origin: str, lookup: GpuLookup, vendor_lookup: VendorLookup | None = None
+                  ) -> list[Member]:
     """The machines one file describes; every problem in it is one line of the FleetInputError."""
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
@@ -70,18 +93,19 @@ def read_document(text: str, origin: str, lookup: GpuLookup) -> list[Member]:
                 return read_inventory(text, origin, lookup)
             raise FleetInputError([str(exc)]) from None
         if isinstance(doc, dict) and doc.get("kind") in ("List", "NodeList") and isinstance(doc.get("items"), list):
-            return read_nodes(doc["items"], origin, lookup)
+            return read_nodes(doc["items"], origin, lookup, vendor_lookup)
         if isinstance(doc, dict) and doc.get("kind") == "Node":
-            return read_nodes([doc], origin, lookup)
+            return read_nodes([doc], origin, lookup, vendor_lookup)
         if isinstance(doc, dict) and "schema" in doc:
-            return [read_detect_report(doc, origin, lookup)]
+            return [read_detect_report(doc, origin, lookup, vendor_lookup)]
         raise FleetInputError([f"{origin}: neither a `kubectl get nodes -o json` document (kind List of Nodes) nor "
                                f"a `stackresolve detect --format json` report ({DETECT_SCHEMA})"])
     return read_inventory(text, origin, lookup)
 
 
 # -- Kubernetes --------------------------------------------------------------------------------------------
-def read_nodes(items: list, origin: str, lookup: GpuLookup) -> list[Member]:
+def read_nodes(items: list, origin: str, lookup: GpuLookup, vendor_lookup: VendorLookup | None = None
+               ) -> list[Member]:
     members, problems = [], []
     for index, item in enumerate(items):
         meta = item.get("metadata") if isinstance(item, dict) else None
@@ -96,7 +120,7 @@ def read_nodes(items: list, origin: str, lookup: GpuLookup) -> list[Member]:
             problems.append(f"{where}: metadata.labels is not a map of strings")
             continue
         try:
-            members.append(node_member(name, labels, item.get("status") or {}, origin, lookup))
+            members.append(node_member(name, labels, item.get("status") or {}, origin, lookup, vendor_lookup))
         except ValueError as exc:
             problems.append(f"{where}: {exc}")
     if problems:
@@ -104,7 +128,8 @@ def read_nodes(items: list, origin: str, lookup: GpuLookup) -> list[Member]:
     return members
 
 
-def node_member(name: str, labels: dict[str, str], status: Any, origin: str, lookup: GpuLookup) -> Member:
+def node_member(name: str, labels: dict[str, str], status: Any, origin: str, lookup: GpuLookup,
+                vendor_lookup: VendorLookup | None = None) -> Member:
     info = status.get("nodeInfo") if isinstance(status, dict) else None
     info = info if isinstance(info, dict) else {}
     os_text = str(labels.get("kubernetes.io/os") or info.get("operatingSystem") or "linux")
@@ -120,6 +145,10 @@ def node_member(name: str, labels: dict[str, str], status: Any, origin: str, loo
     product = labels.get(GFD + "gpu.product")
     major, minor = labels.get(GFD + "gpu.compute.major"), labels.get(GFD + "gpu.compute.minor")
     if product is None and major is None:
+        other = amd_node_gpus(labels, status, vendor_lookup) or intel_node_gpus(labels, vendor_lookup)
+        if other is not None:
+            gpus, count, notes = other
+            return Member(**base, gpus=gpus, gpu_count=count, notes=notes)
         capacity = status.get("capacity") if isinstance(status, dict) else None
         gpu_capacity = capacity.get("nvidia.com/gpu") if isinstance(capacity, dict) else None
         has_gpus = isinstance(gpu_capacity, str) and gpu_capacity not in ("0", "")  # a quantity is a string
@@ -135,6 +164,90 @@ def node_member(name: str, labels: dict[str, str], status: Any, origin: str, loo
                                   f"compute capability labels ({gpu.cc})",)
     return Member(**base, gpus=(gpu,), driver=label_driver(labels), gpu_count=int(count) if count else None,
                   notes=notes)
+
+
+def _vendor(vendor_lookup: VendorLookup | None, pci_id: str) -> tuple[str, str] | None:
+    if vendor_lookup is None:
+        return None
+    try:
+        hit = vendor_lookup(pci_id)
+    except Exception:  # an injected look-up must not take the reader down
+        return None
+    return hit if isinstance(hit, tuple) and len(hit) == 2 and all(isinstance(x, str) for x in hit) else None
+
+
+def amd_node_gpus(labels: dict[str, str], status: Any, vendor_lookup: VendorLookup | None
+                  ) -> tuple[tuple[GpuFact, ...], int | None, tuple[str, ...]] | None:
+    """The AMD GPUs AMD's node labeller describes (gpus, count, notes); None when it labelled nothing here."""
+    if not any(k.startswith(AMD_LABELS) for k in labels):
+        return None
+    counts: dict[str, int] = {}
+    for prefix in AMD_LABELS:
+        single = labels.get(prefix + "device-id")
+        if single is not None:
+            if not _PCI_DEVICE.fullmatch(single):
+                raise ValueError(f"{prefix}device-id {safe(single)!r}: not a PCI device id such as 74a1")
+            counts.setdefault(single.lower(), 0)
+        for key, value in labels.items():
+            if key.startswith(prefix + "device-id."):
+                device = key[len(prefix + "device-id."):]
+                if not _PCI_DEVICE.fullmatch(device) or not _INT.fullmatch(value):
+                    raise ValueError(f"{safe(key)}={safe(value)!r}: not <PCI device id> = <count>")
+                counts[device.lower()] = max(counts.get(device.lower(), 0), int(value))
+    product = labels.get(AMD_LABELS[0] + "product-name") or labels.get(AMD_LABELS[1] + "product-name")
+    product = product.replace("_", " ") if product else ""
+    gpus, notes = [], []
+    for device in sorted(counts):
+        known = _vendor(vendor_lookup, f"1002:{device}")
+        gfx = known[1] if known and _GFX.fullmatch(known[1]) else ""
+        shown = product if len(counts) == 1 and product else f"AMD GPU 1002:{device}"
+        gpus.append(GpuFact(shown, "", known[0] if known else "", vendor="amd", gfx=gfx))
+        if not gfx:
+            notes.append(f"AMD GPU 1002:{device} ({shown}) is not in the AMD GPU table: its gfx target is unknown")
+    if not gpus:
+        gpus.append(GpuFact(product or "AMD GPU", "", "", vendor="amd"))
+        notes.append("AMD's node labeller gives no device id (amd.com/gpu.device-id): the gfx target is unknown")
+    count = sum(counts.values()) or None
+    capacity = status.get("capacity") if isinstance(status, dict) else None
+    held = capacity.get("amd.com/gpu") if isinstance(capacity, dict) else None
+    if count is None and isinstance(held, str) and _INT.fullmatch(held) and held != "0":
+        count = int(held)
+    return tuple(gpus), count, tuple(notes)
+
+
+def intel_node_gpus(labels: dict[str, str], vendor_lookup: VendorLookup | None
+                    ) -> tuple[tuple[GpuFact, ...], int | None, tuple[str, ...]] | None:
+    """The Intel GPUs Intel's NFD rules describe (gpus, count, notes); None when they labelled nothing here."""
+    counts: dict[str, int] = {}
+    for key, value in labels.items():
+        m = _INTEL_ID.fullmatch(key)
+        if m is None:
+            continue
+        device = m.group(1).lower()
+        if m.group(2) == "count":
+            if not _INT.fullmatch(value):
+                raise ValueError(f"{safe(key)}={safe(value)!r}: not a count")
+            counts[device] = int(value)
+        else:
+            counts.setdefault(device, 0)
+    family_label = labels.get(INTEL_LABELS + "family")
+    product = labels.get(INTEL_LABELS + "product")
+    if not counts and family_label is None and product is None:
+        return None
+    family = INTEL_FAMILIES.get(family_label or "", "")
+    shown_product = product.replace("_", " ") if product else ""
+    gpus, notes = [], []
+    for device in sorted(counts) or [""]:
+        known = _vendor(vendor_lookup, f"8086:{device}") if device else None
+        shown = shown_product if (len(counts) <= 1 and shown_product) else (
+            f"Intel GPU 8086:{device}" if device else "Intel GPU")
+        gpus.append(GpuFact(shown, "", known[0] if known else "", vendor="intel",
+                            family=family or (known[1] if known else "")))
+        if not (family or known):
+            notes.append(f"{shown} is not in the Intel GPU table: its device family is unknown")
+    total = labels.get(INTEL_LABELS + "device.count")
+    count = int(total) if total is not None and _INT.fullmatch(total) else (sum(counts.values()) or None)
+    return tuple(gpus), count, tuple(notes)
 
 
 def label_gpu(product: str | None, major: str | None, minor: str | None, lookup: GpuLookup) -> GpuFact:
@@ -179,19 +292,21 @@ def label_driver(labels: dict[str, str]) -> str | None:
 
 
 # -- detect reports ----------------------------------------------------------------------------------------
-def read_detect_report(doc: dict, origin: str, lookup: GpuLookup) -> Member:
+def read_detect_report(doc: dict, origin: str, lookup: GpuLookup, vendor_lookup: VendorLookup | None = None
+                       ) -> Member:
     schema = doc.get("schema")
     if schema != DETECT_SCHEMA:
         raise FleetInputError([f"{origin}: a report of schema {safe(str(schema))!r}; accepted: {DETECT_SCHEMA} "
                                f"(`stackresolve detect --format json`)"])
     name = origin.rsplit("/", 1)[-1].removesuffix(".json")
     try:
-        return detect_member(doc, name, origin, lookup)
+        return detect_member(doc, name, origin, lookup, vendor_lookup)
     except (ValueError, TypeError, AttributeError) as exc:
         raise FleetInputError([f"{origin}: machine {safe(name)}: {exc}"]) from None
 
 
-def detect_member(doc: dict, name: str, origin: str, lookup: GpuLookup) -> Member:
+def detect_member(doc: dict, name: str, origin: str, lookup: GpuLookup, vendor_lookup: VendorLookup | None = None
+                  ) -> Member:
     shapes = {"os": dict, "driver": (dict, type(None)), "gpus": list}
     for key, shape in shapes.items():
         if not isinstance(doc.get(key), shape):
@@ -224,12 +339,41 @@ def detect_member(doc: dict, name: str, origin: str, lookup: GpuLookup) -> Membe
         if cc is not None and not re.fullmatch(r"\d{1,2}\.\d", str(cc)):
             raise ValueError(f"GPU {safe(gpu_name)!r}: compute_capability {safe(str(cc))!r} is not major.minor")
         gpus.append(GpuFact(gpu_name, str(cc) if cc else known[1], known[0] if known else ""))
+    if not gpus:  # an AMD or Intel machine (an AMD integrated GPU beside an NVIDIA one is not planned for)
+        gpus = detect_vendor_gpus(doc, vendor_lookup)
     if not gpus:
         notes.append("the report lists no NVIDIA GPU: a CPU machine")
     unique = tuple(dict.fromkeys(gpus))
     return Member(name=name, origin=origin, os=Os(system), arch=arch, gpus=unique, driver=driver,
                   gpu_count=len(gpus) or None, distro=os_doc.get("distro"), release=os_doc.get("release"),
                   notes=tuple(notes))
+
+
+def detect_vendor_gpus(doc: dict, vendor_lookup: VendorLookup | None) -> list[GpuFact]:
+    """The AMD GPUs (amd_gpus, with their gfx target) or Intel GPUs (intel_gpus) of a detect report."""
+    out = []
+    for key, vendor in (("amd_gpus", "amd"), ("intel_gpus", "intel")):
+        entries = doc.get(key)
+        if entries is None:
+            continue
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise ValueError(f"'{key}' is not a list of GPU objects as detect@1 writes it")
+        for index, entry in enumerate(entries):
+            check_types(entry, f"{key}[{index}]", {"gfx": str, "name": str, "pci_id": str})
+            pci_id = entry.get("pci_id") or ""
+            known = _vendor(vendor_lookup, pci_id) if pci_id else None
+            if vendor == "amd":
+                gfx = entry.get("gfx") or ""
+                if not _GFX.fullmatch(gfx):
+                    raise ValueError(f"amd_gpus[{index}].gfx {safe(gfx)!r}: not a gfx target such as gfx942")
+                out.append(GpuFact(entry.get("name") or f"AMD GPU {pci_id}".strip(), "", known[0] if known else "",
+                                   vendor="amd", gfx=gfx))
+            else:
+                out.append(GpuFact(entry.get("name") or f"Intel GPU {pci_id}".strip(), "",
+                                   known[0] if known else "", vendor="intel", family=known[1] if known else ""))
+        if out:
+            break
+    return out
 
 
 def check_types(obj: dict, where: str, types: dict[str, type]) -> None:

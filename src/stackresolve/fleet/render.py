@@ -105,7 +105,8 @@ def group_json(plan: FleetPlan, g: Group) -> dict:
     return {
         "name": g.name,
         "os": g.os.value, "arch": g.arch.value, "distro": g.first.distro, "release": g.first.release,
-        "gpus": [{"name": f.name or None, "model": f.model or None, "compute_capability": f.cc} for f in g.gpus],
+        "gpus": [{"name": f.name or None, "model": f.model or None, "compute_capability": f.cc or None,
+                  "vendor": f.vendor, "gfx": f.gfx or None, "family": f.family or None} for f in g.gpus],
         "driver": g.driver,
         "members": [member_json(m) for m in g.members],
         "stack": index,
