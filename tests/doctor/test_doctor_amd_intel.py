@@ -36,6 +36,7 @@ RX6700XT = AmdGpuInfo(index=0, gfx="gfx1031", source="kfd-topology", name="AMD R
 RX580 = AmdGpuInfo(index=0, gfx="gfx803", source="kfd-topology", name="AMD Radeon RX 580")
 A770 = IntelGpuInfo(index=0, pci_id="8086:56a0", source="sysfs-pci", name="Intel Arc A770", kernel_driver="i915",
                     bus_id="0000:03:00.0")
+LEVEL_ZERO = "/usr/lib/x86_64-linux-gnu/libze_loader.so.1"
 
 
 def amd_machine(*gpus, os=LINUX, devices=(KFD_OK, RENDER_OK), rocm=ROCM_624, frameworks=(), env=None) -> Machine:
@@ -155,14 +156,16 @@ def test_an_intel_gpu_without_level_zero():
 
 
 def test_an_intel_gpu_without_a_kernel_driver_is_an_error():
-    unbound = IntelGpuInfo(index=0, pci_id="8086:56a0", source="sysfs-pci", name="Intel Arc A770", bus_id="0000:03:00.0")
-    machine = Machine(os=LINUX, driver=None, intel_gpus=(unbound,), level_zero="/usr/lib/x86_64-linux-gnu/libze_loader.so.1")
+    unbound = IntelGpuInfo(index=0, pci_id="8086:56a0", source="sysfs-pci", name="Intel Arc A770",
+                           bus_id="0000:03:00.0")
+    machine = Machine(os=LINUX, driver=None, intel_gpus=(unbound,), level_zero=LEVEL_ZERO)
     (finding,) = amd_intel.xpu_driver(machine)
-    assert finding.severity.value == "error" and "no i915/xe kernel driver is bound to Intel Arc A770" in finding.message
+    assert finding.severity.value == "error"
+    assert "no i915/xe kernel driver is bound to Intel Arc A770" in finding.message
 
 
 def test_a_ready_intel_gpu_says_nothing():
-    machine = Machine(os=LINUX, driver=None, intel_gpus=(A770,), level_zero="/usr/lib/x86_64-linux-gnu/libze_loader.so.1")
+    machine = Machine(os=LINUX, driver=None, intel_gpus=(A770,), level_zero=LEVEL_ZERO)
     assert amd_intel.xpu_driver(machine) == []
 
 

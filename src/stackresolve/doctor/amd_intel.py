@@ -22,11 +22,11 @@ from stackresolve.model.finding import Finding
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
 KFD = "/dev/kfd"
+ROCMINFO = "ROCm/rocminfo:rocminfo.cc@ab4cd8d654cfe7e7fce9355a88a1557f71625452 (tag rocm-6.2.2)"
 GROUPS_SOURCE = ("https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/prerequisites.html (Setting "
-                 "permissions for groups) ; ROCm/rocminfo:rocminfo.cc@ab4cd8d654cfe7e7fce9355a88a1557f71625452 (tag rocm-6.2.2) (CheckInitialState: /dev/kfd read-write, "
-                 "the group that owns it)")
-CONTAINER_SOURCE = ("https://rocm.docs.amd.com/projects/install-on-linux/en/latest/how-to/docker.html (Accessing GPUs "
-                    "in containers: --device /dev/kfd --device /dev/dri)")
+                 f"permissions for groups) ; {ROCMINFO} (CheckInitialState: /dev/kfd read-write, the group owning it)")
+DOCKER_DOC = "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/how-to/docker.html"
+CONTAINER_SOURCE = f"{DOCKER_DOC} (Accessing GPUs in containers: --device /dev/kfd --device /dev/dri)"
 XPU_SOURCE = ("https://docs.pytorch.org/docs/stable/notes/get_start_xpu.html (Software Prerequisite: install the Intel "
               "GPUs driver first) ; pytorch/pytorch:c10/xpu/XPUFunctions.cpp@0a8c88b6086e7f845479e377e828e0f2a44f68fe "
               "(devices are enumerated through the Level Zero backend only)")
@@ -77,9 +77,8 @@ def container_devices(machine) -> list[Finding]:
                     "is not loaded (or loaded without its compute interface)",
                     "load it (`sudo modprobe amdgpu`; `dmesg | grep -i amdgpu` says why it fails) or install AMD's "
                     "amdgpu-dkms for the running kernel (amdgpu-install --usecase=rocm) and reboot",
-                    "ROCm/rocminfo:rocminfo.cc@ab4cd8d654cfe7e7fce9355a88a1557f71625452 (tag rocm-6.2.2) (CheckInitialState: /sys/module/amdgpu, /dev/kfd) ; "
-                    + CONTAINER_SOURCE.replace("Accessing GPUs in containers: --device /dev/kfd --device /dev/dri",
-                                               "Prerequisites: the ROCm kernel-mode driver on the host"))]
+                    f"{ROCMINFO} (CheckInitialState: /sys/module/amdgpu, /dev/kfd) ; {DOCKER_DOC} (Prerequisites: the "
+                    "ROCm kernel-mode driver on the host)")]
 
 
 def device_access(machine) -> list[Finding]:

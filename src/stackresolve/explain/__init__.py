@@ -33,7 +33,8 @@ from stackresolve.explain.versions import (
 )
 
 __all__ = [
-    "GPU_CATEGORIES", "NOT_FIXED_BY_A_STACK", "NOT_PLANNED_BY_EXPLAIN", "SCHEMA", "Explanation", "FixOverrides", "FixRequest", "Match",
+    "GPU_CATEGORIES", "NOT_FIXED_BY_A_STACK", "SCHEMA", "Explanation", "FixOverrides", "FixRequest", "Match",
     "_Text", "explain_text", "extract_versions", "fix_request", "frameworks_seen", "intersect_candidates",
     "library_candidates", "log_framework", "normalize_version", "pattern_needles", "render_text", "requested_stack",
+    "NOT_PLANNED_BY_EXPLAIN",
 ]

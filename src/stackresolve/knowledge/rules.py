@@ -369,8 +369,9 @@ def gfx_override_summary() -> str:
 # .so.6, .so.7).
 ROCM_MAJOR_SOURCE = (
     "https://github.com/ROCm/bitsandbytes/issues/82 (an extension built against another ROCm than torch's does not "
-    "work) ; https://download.pytorch.org/whl/ (each rocmX.Y index is one ROCm release) ; sonames: libamdhip64.so.<major> "
-    "(ROCm/clr:hipamd/CMakeLists.txt@65d174c3e35423bf25c9c369513780c9d9ca760c (tag rocm-6.2.2), HIP_LIB_VERSION_MAJOR)")
+    "work) ; PyTorch's install matrix (each /whl/rocmX.Y index is built for one ROCm release) ; sonames: "
+    "libamdhip64.so.<major> (ROCm/clr:hipamd/CMakeLists.txt@65d174c3e35423bf25c9c369513780c9d9ca760c (tag "
+    "rocm-6.2.2), HIP_LIB_VERSION_MAJOR)")
 
 
 def rocm_major(version: str | None) -> int | None:
