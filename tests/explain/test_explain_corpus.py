@@ -214,6 +214,16 @@ def test_the_unseen_reports_of_issue_34_are_explained():
     assert right >= 6, wrong
 
 
+def test_the_amd_and_intel_reports_of_issue_36_are_explained():
+    """ROCm (HIP) and Intel XPU reports, collected while their records were written: every certain one right; the
+    uncertain ones are recognised (below)."""
+    right, total, wrong = score("issue-36")
+    assert total >= 3
+    assert right == total, wrong
+    assert {r["category"] for r in reports() if r.get("batch") == "issue-36"} == {
+        "gfx-not-in-build", "gpu-device-access", "driver-not-loaded"}
+
+
 @pytest.mark.parametrize("report", [_expected_right(r) for r in reports() if not r["certain"]])
 def test_uncertain_report_is_still_recognised(report):
     """Out of the score, but the message itself must still be recognised."""

@@ -103,6 +103,16 @@ def test_every_pattern_has_a_literal_to_search_for(errors):
         assert min(len(n) for n in info[0]) >= 5, (e.code, info)
 
 
+def test_every_cause_condition_has_a_literal_to_search_for(errors):
+    """A cause's `when` / `unless` is searched in the whole text of a log that shows its message: one without a
+    literal is a pass over all of an 8 MiB log (issue 36's first container conditions, `@[0-9a-f]{12}:` and
+    `RX\\s*\\d\\d\\d\\d`, cost 0.4-0.8 s each on scripts/bench.py's log)."""
+    for e in errors.errors:
+        for cause in e.causes:
+            for condition in (cause.when_pattern, cause.unless_pattern):
+                assert not condition or pattern_needles(condition) is not None, (e.code, condition)
+
+
 def test_every_new_record_is_matched_by_a_real_report(errors):
     """Each PyTorch/JAX record recognises at least one real report of the corpus (INDEX.toml cites it)."""
     matched: set[str] = set()

@@ -41,7 +41,9 @@ def explain(
     no_detect: bool = typer.Option(False, "--no-detect", help="Do not probe this machine for the fix plan."),
 ) -> None:
     """Turn an error message into its meaning, likely cause and fix (exit 1 when the text is not recognised)."""
-    from stackresolve.explain import NOT_FIXED_BY_A_STACK, FixOverrides, explain_text, fix_request, render_text
+    from stackresolve.explain import (
+        NOT_FIXED_BY_A_STACK, NOT_PLANNED_BY_EXPLAIN, FixOverrides, explain_text, fix_request, render_text,
+    )
     from stackresolve.flags import parse_driver, parse_fix_versions, parse_os
     from stackresolve.knowledge.loader import KnowledgeError, error_knowledge
     from stackresolve.request import InputError
@@ -71,7 +73,7 @@ def explain(
         fail(f"broken knowledge base: {exc}", Exit.FAILED)
     fix = fix_request(explanation, kb, overrides)
     top = explanation.problems[0].category if explanation.problems else None
-    planned = explanation.has_problem and top not in NOT_FIXED_BY_A_STACK
+    planned = explanation.has_problem and top not in NOT_FIXED_BY_A_STACK + NOT_PLANNED_BY_EXPLAIN
     if planned:
         from stackresolve.explain.plan import fix_plan
 
@@ -122,8 +124,11 @@ def explain(
     else:
         if resolution is None:
             if top in NOT_FIXED_BY_A_STACK:
-                fail("this problem is fixed on the machine (its driver), not by another stack: `stackresolve "
-                     "explain` without --format says how", Exit.FAILED)
+                fail("this problem is fixed on the machine (its driver, user groups or container options), not by "
+                     "another stack: `stackresolve explain` without --format says how", Exit.FAILED)
+            if top in NOT_PLANNED_BY_EXPLAIN:
+                fail("the fix is a ROCm build for this AMD GPU, which explain does not plan: `stackresolve explain` "
+                     "without --format names it; `stackresolve plan` with the GPU (--gpu) plans it", Exit.FAILED)
             if fix.framework in ("pytorch", "jax"):
                 flag = "--torch" if fix.framework == "pytorch" else "--jax"
                 fail(f"no fix plan could be made from this text; use `stackresolve plan {flag} X`", Exit.FAILED)

@@ -12,11 +12,14 @@ against is the resolver's stack for the installed TensorFlow on this OS (or for 
 cites the fact behind it: the stack pin's source, TensorFlow's build files, NVIDIA's tables, pitfalls.toml.
 PyTorch and JAX are checked in doctor/frameworks.py: the installed build's compiled GPU code (pytorch.toml,
 jax.toml) and what the resolver says about it on this driver; their fixes are the resolver's plans.
+AMD (ROCm) and Intel (XPU) GPUs are checked in doctor/amd_intel.py: device access, a container without the devices,
+gfx targets no PyTorch ROCm wheel carries, a PyTorch ROCm build of another ROCm major, an Intel GPU without its driver.
 """
 
 from __future__ import annotations
 
 from stackresolve.doctor import checks
+from stackresolve.doctor.amd_intel import check_amd_intel
 from stackresolve.doctor.checks import LibraryProber
 from stackresolve.doctor.frameworks import FrameworkCheck, check_frameworks, installed_frameworks
 from stackresolve.doctor.machine import installed_tensorflow, machine_summary, os_of, system_of
@@ -35,6 +38,8 @@ def diagnose(machine, kb: KnowledgeBase, *, tf: str | None = None,
 
     Raises stackresolve.request.InputError for a bad `tf` (the CLI prints it and exits 2)."""
     findings = checks.carried_detection_findings(machine, kb)
+    carried = {f.code for f in findings}  # a probe's own finding of the same problem wins
+    findings += [f for f in check_amd_intel(machine) if f.code not in carried]
     others = installed_frameworks(machine)
     target, loaded, resolution = None, [], None
     # TensorFlow is checked where it is installed or asked for, and where no framework is installed at all

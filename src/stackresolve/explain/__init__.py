@@ -16,6 +16,7 @@ knowledge base) is passed in.
 from stackresolve.explain.fix import (
     GPU_CATEGORIES,
     NOT_FIXED_BY_A_STACK,
+    NOT_PLANNED_BY_EXPLAIN,
     FixOverrides,
     FixRequest,
     fix_request,
@@ -35,4 +36,5 @@ __all__ = [
     "GPU_CATEGORIES", "NOT_FIXED_BY_A_STACK", "SCHEMA", "Explanation", "FixOverrides", "FixRequest", "Match",
     "_Text", "explain_text", "extract_versions", "fix_request", "frameworks_seen", "intersect_candidates",
     "library_candidates", "log_framework", "normalize_version", "pattern_needles", "render_text", "requested_stack",
+    "NOT_PLANNED_BY_EXPLAIN",
 ]

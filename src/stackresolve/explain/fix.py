@@ -104,7 +104,10 @@ GPU_CATEGORIES = (
 
 # Categories whose fix is on the machine itself (reboot, load the driver, start the container with the GPU), not
 # another stack: explain plans none for them.
-NOT_FIXED_BY_A_STACK = ("driver-not-loaded", "nccl-failure")
+NOT_FIXED_BY_A_STACK = ("driver-not-loaded", "nccl-failure", "gpu-device-access")
+# Categories whose fix is an AMD ROCm build: explain's fix plans are CUDA stacks, so it plans none for them; `plan`
+# with the AMD GPU plans the ROCm wheel (issue 36).
+NOT_PLANNED_BY_EXPLAIN = ("gfx-not-in-build",)
 
 
 def _single(values: Sequence[str]) -> str | None:

@@ -22,6 +22,8 @@ def normalize_version(component: str, value: str) -> str:
     value = value.strip()
     if component == "gpu":  # a name; nvidia-smi marks one it cut short with "..."
         return value
+    if component == "gfx":  # a target name, not a number
+        return value.lower()
     value = value.rstrip(".")
     if component == "cudnn" and value.isdigit() and len(value) == 4:  # cuDNN <= 8: major*1000 + minor*100 + patch
         n = int(value)
@@ -159,7 +161,7 @@ def _extract(scan: _Text, hints: Sequence[VersionHint], libraries: Sequence[Libr
     out: dict[str, tuple[str, ...]] = {}
     for key in sorted(seen):
         values = seen[key]
-        keep_all = key in ("os", "gpu") or key.endswith("_from_libraries")
+        keep_all = key in ("os", "gpu", "gfx") or key.endswith("_from_libraries")
         out[key] = tuple(values) if keep_all else _dedupe_versions(values)
     return out
 

@@ -38,6 +38,8 @@ CATEGORIES = (
     "nccl-failure",  # NCCL cannot set up communication (shared memory, sockets): fixed on the machine or container
     "container-gpu-unavailable",  # the container runtime gives the container no GPU (no NVIDIA runtime, lost devices)
     "ptxas-too-old",  # XLA found a ptxas (CUDA's PTX assembler) older than it needs
+    "gfx-not-in-build",  # ROCm: the build has no code object for the AMD GPU's gfx target
+    "gpu-device-access",  # the process may not open the GPU's device nodes (/dev/kfd, /dev/dri/renderD*)
 )
 # Who prints a message (and whose explanation a record gives): "any" for messages of CUDA, cuDNN, the
 # dynamic loader, XLA's shared runtime or a Python package, whatever framework runs them.
@@ -67,6 +69,7 @@ COMPONENTS = (
     "sm_supported",
     "gpu",
     "ptxas",
+    "gfx",  # an AMD GPU's LLVM target (gfx1031), as HIP and rocminfo print it
 )
 HINT_KEYS = COMPONENTS + ("os", "framework")
 LIBRARY_COMPONENTS = ("cuda", "cudnn", "tensorrt", "driver")
@@ -529,6 +532,8 @@ def _parse_error(record: Any, index: int) -> KnownError:
 
     allowed = set(regex.groupindex) | {"libs", "framework_name"} | seen_placeholders()
     allowed |= {f"{role}_{c}" for role in ("wanted", "found") for c in COMPONENTS}
+    # explain's match derives these from found_gfx for a gfx-not-in-build record (rules.gfx_override)
+    allowed |= {"gfx_override", "gfx_runs_as", "gfx_overrides"}
     _check_placeholders(meaning, allowed, where, "meaning")
     for text in fixes:
         _check_placeholders(text, allowed, where, "fix")
