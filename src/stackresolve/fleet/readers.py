@@ -36,7 +36,7 @@ from typing import Any, Callable
 from stackresolve.fleet.model import FleetInputError, GpuFact, Member
 from stackresolve.inputs import StructuredInputError, parse_structured
 from stackresolve.model.enums import Arch, Os
-from stackresolve.model.numbers import is_driver_version, read_compute_capability
+from stackresolve.model.values import ComputeCapability, DriverVersion, ValueTextError
 
 DETECT_SCHEMA = "stackresolve/detect@1"
 INVENTORY_KEYS = ("name", "names", "gpu", "gpu_cc", "gpu_count", "driver", "os", "arch", "distro", "release")
@@ -44,19 +44,27 @@ GFD = "nvidia.com/"
 # Labels managed Kubernetes services put the node pool's name in (GKE, EKS, AKS, Karpenter, OKE).
 POOL_LABELS = ("cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup", "kubernetes.azure.com/agentpool",
                "agentpool", "karpenter.sh/nodepool", "oci.oraclecloud.com/node-pool-id")
-_DRIVER = re.compile(r"\d{2,4}\.\d{1,3}(\.\d{1,3})?")
 _INT = re.compile(r"\d{1,4}")
 _ARCH = {"amd64": Arch.X86_64, "x86_64": Arch.X86_64, "arm64": Arch.AARCH64, "aarch64": Arch.AARCH64}
 
 # (model text) -> (model name, compute capability) from the knowledge base's GPU table, or None
-GpuLookup = Callable[[str], "tuple[str, str] | None"]
+GpuLookup = Callable[[str], "tuple[str, ComputeCapability] | None"]
 
 
 def kb_lookup(kb) -> GpuLookup:
     def lookup(name: str):
         gpu = kb.find_gpu(name)
-        return (gpu.name, gpu.cc) if gpu else None
+        return (gpu.name, ComputeCapability.parse(gpu.cc)) if gpu else None
     return lookup
+
+
+def read_value(parse, text, where: str, **options):
+    """`parse(text)` (a value's one parser, as --gpu-cc and --driver read it); ValueError naming `where` and what
+    is accepted where it refuses the text."""
+    try:
+        return parse(text, **options)
+    except ValueTextError as exc:
+        raise ValueError(f"{where} {exc}") from None
 
 
 def read_document(text: str, origin: str, lookup: GpuLookup) -> list[Member]:
@@ -145,7 +153,8 @@ def label_gpu(product: str | None, major: str | None, minor: str | None, lookup:
     if major is not None or minor is not None:
         if major is None or minor is None or not _INT.fullmatch(major) or not _INT.fullmatch(minor):
             raise ValueError(f"{GFD}gpu.compute.major/minor {safe(major)!r}/{safe(minor)!r}: not two numbers")
-        return GpuFact(product or "", f"{int(major)}.{int(minor)}", known[0] if known else "")
+        cc = read_value(ComputeCapability.parse, f"{int(major)}.{int(minor)}", f"{GFD}gpu.compute.major/minor")
+        return GpuFact(product or "", cc, known[0] if known else "")
     if known is None:
         raise ValueError(f"{GFD}gpu.product {safe(product)!r}: a GPU model the knowledge base does not know, and no "
                          f"{GFD}gpu.compute.major/minor labels give its compute capability (GFD writes them for "
@@ -160,22 +169,19 @@ def model_of_product(product: str) -> str:
     return model.replace("-", " ")
 
 
-def label_driver(labels: dict[str, str]) -> str | None:
+def label_driver(labels: dict[str, str]) -> DriverVersion | None:
     full = labels.get(GFD + "cuda.driver-version.full")
     if full is not None:
-        if not _DRIVER.fullmatch(full):
-            raise ValueError(f"{GFD}cuda.driver-version.full {safe(full)!r}: not a driver version such as "
-                             f"550.107.02")
-        return full
+        return read_value(DriverVersion.parse, full, f"{GFD}cuda.driver-version.full")
     major, minor = labels.get(GFD + "cuda.driver.major"), labels.get(GFD + "cuda.driver.minor")
     rev = labels.get(GFD + "cuda.driver.rev", "")
     if major is None and minor is None:
         return None
     version = ".".join(p for p in (major or "", minor or "", rev) if p)
-    if major is None or minor is None or not _DRIVER.fullmatch(version):
+    if major is None or minor is None:
         raise ValueError(f"{GFD}cuda.driver.major/minor/rev {safe(major)!r}/{safe(minor)!r}/{safe(rev)!r}: not a "
                          f"driver version")
-    return version
+    return read_value(DriverVersion.parse, version, f"{GFD}cuda.driver.major/minor/rev")
 
 
 # -- detect reports ----------------------------------------------------------------------------------------
@@ -211,8 +217,8 @@ def detect_member(doc: dict, name: str, origin: str, lookup: GpuLookup) -> Membe
         raise ValueError(f"os.arch {safe(str(os_doc.get('arch')))!r}: use x86_64 or aarch64")
     driver_doc = doc.get("driver") or {}
     driver = driver_doc.get("version")
-    if driver is not None and not _DRIVER.fullmatch(str(driver)):
-        raise ValueError(f"driver.version {safe(str(driver))!r}: not a driver version")
+    if driver is not None:  # a probe's reading: the driver parser's tolerant mode, as detect read it
+        driver = read_value(DriverVersion.parse, driver, "driver.version", tolerant=True)
     gpus, notes = [], []
     for gpu in doc.get("gpus") or []:
         gpu_name = gpu.get("name") or ""
@@ -221,9 +227,9 @@ def detect_member(doc: dict, name: str, origin: str, lookup: GpuLookup) -> Membe
         if cc is None and known is None:
             raise ValueError(f"GPU {safe(gpu_name or str(gpu.get('index')))!r}: no compute capability, and the "
                              f"knowledge base does not know the model")
-        if cc is not None and not re.fullmatch(r"\d{1,2}\.\d", str(cc)):
-            raise ValueError(f"GPU {safe(gpu_name)!r}: compute_capability {safe(str(cc))!r} is not major.minor")
-        gpus.append(GpuFact(gpu_name, str(cc) if cc else known[1], known[0] if known else ""))
+        if cc is not None:
+            cc = read_value(ComputeCapability.parse, cc, f"GPU {safe(gpu_name)!r}: compute_capability")
+        gpus.append(GpuFact(gpu_name, cc or known[1], known[0] if known else ""))
     if not gpus:
         notes.append("the report lists no NVIDIA GPU: a CPU machine")
     unique = tuple(dict.fromkeys(gpus))
@@ -294,17 +300,14 @@ def inventory_members(entry: dict, origin: str, lookup: GpuLookup) -> list[Membe
     if arch is None:
         raise ValueError(f"arch {safe(values['arch'])!r}: use x86_64 or aarch64")
     driver = values.get("driver")
-    if driver is not None and not is_driver_version(driver):  # the reading --driver uses (a branch too)
-        raise ValueError(f"driver {safe(driver)!r}: not a driver version such as 470.82.01 or a branch such as 580")
+    if driver is not None:  # the reading --driver uses (a branch too)
+        driver = read_value(DriverVersion.parse, driver, "driver")
     gpus: tuple[GpuFact, ...] = ()
     if "gpu" in values or "gpu_cc" in values:
         known = lookup(values["gpu"]) if "gpu" in values else None
         cc = values.get("gpu_cc")
-        if cc is not None:  # the reading --gpu-cc uses ('8.6', 'sm_86', '86')
-            read = read_compute_capability(cc)
-            if read is None:
-                raise ValueError(f"gpu_cc {safe(cc)!r}: not a compute capability such as 8.6")
-            cc = read
+        if cc is not None:  # the reading --gpu-cc uses ('8.6', 'sm_86')
+            cc = read_value(ComputeCapability.parse, cc, "gpu_cc")
         if cc is None and known is None:
             raise ValueError(f"gpu {safe(values['gpu'])!r}: a model the knowledge base does not know; add gpu_cc = "
                              f"\"X.Y\" (`stackresolve gpus` lists known models)")
