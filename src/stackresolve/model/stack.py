@@ -1,7 +1,8 @@
 """The resolved stack: one typed value per component, each with the reason and the fact behind it.
 
 The resolver builds a Stack once; the install plans, every emitter, the lock, `check`, `doctor`, `matrix` and
-`explain` only read it. `to_json()` keeps the "stackresolve/plan@1" shape (fields are only ever added)."""
+`explain` only read it. `to_json()` keeps the "stackresolve/plan@1" shape (fields are only ever added): a value
+(a compute capability) prints as the text it was read from."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.record import record
+from stackresolve.model.values import ComputeCapability
 
 if TYPE_CHECKING:  # pragma: no cover
     from stackresolve.knowledge.model import CompiledArch, Pitfall
@@ -182,13 +184,13 @@ class GpuEntry:
     """One requested GPU and how the stack runs on it."""
 
     name: str | None
-    cc: str
+    cc: ComputeCapability
     architecture: str
     support: GpuSupport
     source: str
 
     def to_json(self) -> dict:
-        return {"name": self.name, "compute_capability": self.cc, "architecture": self.architecture,
+        return {"name": self.name, "compute_capability": str(self.cc), "architecture": self.architecture,
                 "support": self.support.value, "source": self.source}
 
 
@@ -197,14 +199,14 @@ class GpuPin:
     """The weakest requested GPU and the worst support over all of them."""
 
     name: str | None
-    cc: str | None
+    cc: ComputeCapability | None
     support: GpuSupport
     why: str
     source: str
 
     def to_json(self) -> dict:
-        return {"name": self.name, "compute_capability": self.cc, "support": self.support.value, "why": self.why,
-                "source": self.source}
+        return {"name": self.name, "compute_capability": None if self.cc is None else str(self.cc),
+                "support": self.support.value, "why": self.why, "source": self.source}
 
 
 @record
