@@ -3,8 +3,9 @@ RequestInput, the one place InputError is raised for what the user typed about a
 what was wrong, what is accepted, the closest match.
 
 Text read from a probe or a log (an installed version, a log's Python) goes through the same parsers at that
-edge: `read_version`, `read_python`, `read_driver`, `read_cc` and `read_os` give None (and why) instead of raising, so what
-cannot be read is a finding or unknown, never bad input.
+edge: `read_version`, `read_python`, `read_driver`, `read_cc` and `read_os` give None (and why) instead of
+raising, so what cannot be read is a finding or unknown, never bad input. A compute capability and a driver are
+read by their value's one parser (model/values.py), which the probes, a lock and a fleet file use too.
 """
 
 from __future__ import annotations

@@ -45,7 +45,8 @@ class GpuTarget:
     def __post_init__(self) -> None:
         # typed values, parsed once where the text came in: a string here is a missed edge
         if type(self.cc) is not ComputeCapability or not (self.driver is None or type(self.driver) is DriverVersion):
-            raise TypeError(f"GpuTarget takes a ComputeCapability and a DriverVersion, not {self.cc!r}, {self.driver!r}")
+            raise TypeError(f"GpuTarget takes a ComputeCapability and a DriverVersion, not {self.cc!r}, "
+                            f"{self.driver!r}")
 
     @property
     def label(self) -> str:
