@@ -369,12 +369,12 @@ def show_driver_text(kb: KnowledgeBase, version: str) -> str:
 
 
 def show_gpu_data(kb: KnowledgeBase, query: str) -> dict:
+    from stackresolve.flags import read_cc
     from stackresolve.knowledge.rules import unlisted_cc_rule
-    from stackresolve.model.numbers import read_compute_capability
 
-    cc = read_compute_capability(query)
+    capability = read_cc(query)  # as --gpu-cc reads it
     model = None
-    if cc is None:
+    if capability is None:
         model = kb.find_gpu(query)
         if model is None:
             similar = kb.similar_gpu_names(query)
@@ -383,8 +383,8 @@ def show_gpu_data(kb: KnowledgeBase, query: str) -> dict:
             what = "not a compute capability (major.minor, one-digit minor) and no known GPU model" \
                 if query.strip().replace(".", "").isdigit() else "unknown GPU model"
             raise InputError(f"show gpu {quoted(query)}: {what}{hint}")
-        cc = model.cc
-    capability = ComputeCapability.parse(cc)
+        capability = ComputeCapability.parse(model.cc)
+    cc = str(capability)
     listed = kb.is_listed_cc(cc)
     support = kb.arch_support_for(cc)
     first = kb.first_toolkit_for(capability)

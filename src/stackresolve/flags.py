@@ -3,8 +3,9 @@ RequestInput, the one place InputError is raised for what the user typed about a
 what was wrong, what is accepted, the closest match.
 
 Text read from a probe or a log (an installed version, a log's Python) goes through the same parsers at that
-edge: `read_version`, `read_python`, `read_driver` and `read_os` give None (and why) instead of raising, so what
-cannot be read is a finding or unknown, never bad input.
+edge: `read_version`, `read_python`, `read_driver`, `read_cc` and `read_os` give None (and why) instead of
+raising, so what cannot be read is a finding or unknown, never bad input. A compute capability and a driver are
+read by their value's one parser (model/values.py), which the probes, a lock and a fleet file use too.
 """
 
 from __future__ import annotations
@@ -16,15 +17,9 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from stackresolve.model.enums import Arch, Framework, Os, Vendor
-from stackresolve.model.numbers import (
-    NUMBER,
-    has_oversized_number,
-    is_driver_version,
-    quoted,
-    read_compute_capability,
-)
+from stackresolve.model.numbers import NUMBER, has_oversized_number, quoted
 from stackresolve.model.record import record
-from stackresolve.model.values import DriverVersion
+from stackresolve.model.values import ComputeCapability, DriverVersion, ValueTextError
 from stackresolve.request import (
     PYTHON_RELEASES,
     GpuTarget,
@@ -89,26 +84,25 @@ def parse_python(text: str) -> str:
     return version
 
 
-def parse_driver(text: str, flag: str = "--driver") -> str:
+def parse_driver(text: str, flag: str = "--driver") -> DriverVersion:
     """A driver version, or a bare branch ("580", as plans print a branch floor and --help offers), which stands
-    for the branch's releases (knowledge.rules.driver_meets). The one reading of a driver the user gives, as a
-    flag or as STACKRESOLVE_DRIVER (model.numbers.is_driver_version, which detection's override uses too)."""
-    value = text.strip()
-    if not is_driver_version(value):
-        raise InputError(f"{flag} {quoted(text)}: not an NVIDIA driver version; use e.g. 470.82.01, 535.98 or a "
-                         f"branch such as 580")
-    return value
+    for the branch's releases (knowledge.rules.driver_meets): DriverVersion.parse, the one reading of a driver
+    that STACKRESOLVE_DRIVER, the probes, a lock and a fleet file use too."""
+    try:
+        return DriverVersion.parse(text)
+    except ValueTextError as exc:
+        raise InputError(f"{flag} {exc}") from None
 
 
-def parse_cc(text: str, known: list[str], flag: str = "--gpu-cc") -> str:
-    """A compute capability (model.numbers.read_compute_capability: '8.6', 'sm_86', '86'). One no GPU in the table
-    has is still planned, by the compatibility rules (knowledge.rules.unlisted_gpu_rule, issue 31): only a
-    malformed value is bad input. `known` is kept for callers that name the nearest listed ones."""
-    value = read_compute_capability(text)
-    if value is None:
-        raise InputError(f"{flag} {quoted(text)}: not a compute capability; use major.minor, e.g. 8.6 (a one-digit "
-                         f"minor; sm_86 also works)")
-    return value
+def parse_cc(text: str, known: list[str] | None = None, flag: str = "--gpu-cc") -> ComputeCapability:
+    """A compute capability ('8.6', 'sm_86'): ComputeCapability.parse, the one reading that
+    STACKRESOLVE_GPU_CC, the probes, a lock and a fleet file use too. One no GPU in the table has is still
+    planned, by the compatibility rules (knowledge.rules.unlisted_gpu_rule, issue 31): only a malformed value is
+    bad input. `known` is kept for callers that name the nearest listed ones."""
+    try:
+        return ComputeCapability.parse(text)
+    except ValueTextError as exc:
+        raise InputError(f"{flag} {exc}") from None
 
 
 def parse_os(text: str) -> Os:
@@ -204,7 +198,8 @@ def lookup_gpu(kb: "KnowledgeBase", name: str) -> GpuTarget:
         hint = f"; did you mean {' or '.join(repr(s) for s in similar)}?" if similar else \
             "; use --gpu-cc X.Y to give its compute capability (stackresolve gpus lists known models)"
         raise InputError(f"--gpu {name!r}: unknown GPU model{hint}")
-    return GpuTarget(name=gpu.name, cc=gpu.cc, architecture=gpu.architecture, source="flag --gpu")
+    return GpuTarget(name=gpu.name, cc=ComputeCapability.parse(gpu.cc), architecture=gpu.architecture,
+                     source="flag --gpu")
 
 
 # -- the command line's flags -> RequestInput -----------------------------------------------------------------
@@ -255,15 +250,15 @@ def parse_flags(kb: "KnowledgeBase", flags: Flags) -> RequestInput:
         pass
     elif flags.gpu and flags.gpu_cc:
         target = lookup_gpu(kb, flags.gpu)
-        cc = parse_cc(flags.gpu_cc, kb.known_ccs())
+        cc = parse_cc(flags.gpu_cc)
         if cc != target.cc:
             raise InputError(f"--gpu {flags.gpu!r} has compute capability {target.cc}, not {cc}; give one of them")
         gpus = (target,)
     elif flags.gpu:
         gpus = (lookup_gpu(kb, flags.gpu),)
     elif flags.gpu_cc:
-        gpus = (gpu_from_cc(kb, parse_cc(flags.gpu_cc, kb.known_ccs()), "", "flag --gpu-cc"),)
-    driver = DriverVersion.parse(parse_driver(flags.driver)) if flags.driver else None
+        gpus = (gpu_from_cc(kb, parse_cc(flags.gpu_cc), "", "flag --gpu-cc"),)
+    driver = parse_driver(flags.driver) if flags.driver else None
     return RequestInput(framework=framework, version=version_text, spec=spec, os=os_name, arch=arch, gpus=gpus,
                         apple_gpu=apple, driver=driver, python=python, cudnn=cudnn, cpu=flags.cpu, vendor=vendor,
                         with_driver=flags.with_driver)
@@ -326,7 +321,15 @@ def read_python(text: str | None) -> str | None:
 def read_driver(text: str | None) -> DriverVersion | None:
     """A driver version a log shows (or a table gives); None when it is no NVIDIA driver version."""
     try:
-        return DriverVersion.parse(parse_driver(text)) if text else None
+        return parse_driver(text) if text else None
+    except InputError:
+        return None
+
+
+def read_cc(text: str | None) -> ComputeCapability | None:
+    """A compute capability a log shows; None when it names none ("8.12")."""
+    try:
+        return parse_cc(text) if text else None
     except InputError:
         return None
 
@@ -370,13 +373,14 @@ def apply_flags(kb: "KnowledgeBase", machine: "Machine | None",
         machine = replace(machine, os=replace(machine.os, system=system, wsl=os_name is Os.WSL2))
         given.add("os")
     if flags.driver:
-        machine = replace(machine, driver=DriverInfo(parse_driver(flags.driver), None, "flag --driver"))
+        machine = replace(machine, driver=DriverInfo(str(parse_driver(flags.driver)), None, "flag --driver"))
         given.add("driver")
     if flags.gpu or flags.gpu_cc:
         target = lookup_gpu(kb, flags.gpu) if flags.gpu else None
-        cc = target.cc if target else parse_cc(flags.gpu_cc, kb.known_ccs())
+        cc = target.cc if target else parse_cc(flags.gpu_cc)
         name = target.name if target else None
-        machine = replace(machine, gpus=(GpuInfo(0, name, cc, None, "flag", "flag"),))
+        # the machine is a detection report: its facts are text, as a probe reads them
+        machine = replace(machine, gpus=(GpuInfo(0, name, str(cc), None, "flag", "flag"),))
         given.add("gpus")
     if flags.python:
         machine = replace(machine, python=PythonInfo(parse_python(flags.python), "", "flag --python"))

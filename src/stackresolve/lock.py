@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from stackresolve import __version__
 from stackresolve.model.enums import Delivery, Os
 from stackresolve.model.numbers import parse_version, quoted
+from stackresolve.model.values import ComputeCapability, DriverVersion, ValueTextError
 from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution
 from stackresolve.request import InputError
@@ -71,9 +72,9 @@ class LockedStack:
     cuda: str | None
     cudnn_installs: str | None
     cudnn_compiled: str | None
-    driver_min: str | None
-    driver_minor_compat_min: str | None
-    sass: tuple[str, ...] | None  # None: the compiled GPU code is not recorded
+    driver_min: DriverVersion | None
+    driver_minor_compat_min: DriverVersion | None
+    sass: tuple[str, ...] | None  # compute capabilities ("8.6"); None: the compiled GPU code is not recorded
     ptx: tuple[str, ...] | None
     knowledge_base: str
     framework_name: str = "tensorflow"  # which framework: "tensorflow", "pytorch", "jax"
@@ -119,6 +120,25 @@ class _Reader:
         if parse_version(value) is None:
             self.fail(f"{path}.{key}", f"is not a version ({quoted(value)})")
         return value
+
+    def value(self, doc: dict, key: str, path: str, parse, optional: bool = False):
+        """A field read by its value's one parser (model/values.py), as the flags and the probes read it."""
+        text = self.get(doc, key, path, str, optional)
+        return None if text is None else self._parsed(text, f"{path}.{key}", parse)
+
+    def _parsed(self, text: str, path: str, parse):
+        try:
+            return parse(text)
+        except ValueTextError as exc:
+            self.fail(path, f"is not {exc.what} ({exc.quoted}); {exc.accepted}")
+
+    def compute_capabilities(self, doc: dict, key: str, path: str) -> tuple[str, ...]:
+        """A list of compute capabilities, as NVIDIA prints them ("8.6")."""
+        values = self.get(doc, key, path, list)
+        for i, value in enumerate(values):
+            if not isinstance(value, str):
+                self.fail(f"{path}.{key}[{i}]", "must be a string")
+        return tuple(str(self._parsed(v, f"{path}.{key}[{i}]", ComputeCapability.parse)) for i, v in enumerate(values))
 
     def versions(self, doc: dict, key: str, path: str) -> tuple[str, ...]:
         values = self.get(doc, key, path, list)
@@ -170,10 +190,11 @@ def parse_lock(text: str, name: str) -> LockedStack:
         cuda=r.version(check, "cuda", "check", optional=True),
         cudnn_installs=r.version(cudnn, "installs", "check.cudnn", optional=True),
         cudnn_compiled=r.version(cudnn, "compiled", "check.cudnn", optional=True),
-        driver_min=r.version(driver, "min", "check.driver", optional=True),
-        driver_minor_compat_min=r.version(driver, "minor_compat_min", "check.driver", optional=True),
-        sass=r.versions(arch, "sass", "check.compiled_arch") if arch is not None else None,
-        ptx=r.versions(arch, "ptx", "check.compiled_arch") if arch is not None else None,
+        driver_min=r.value(driver, "min", "check.driver", DriverVersion.parse, optional=True),
+        driver_minor_compat_min=r.value(driver, "minor_compat_min", "check.driver", DriverVersion.parse,
+                                        optional=True),
+        sass=r.compute_capabilities(arch, "sass", "check.compiled_arch") if arch is not None else None,
+        ptx=r.compute_capabilities(arch, "ptx", "check.compiled_arch") if arch is not None else None,
         knowledge_base=doc.get("knowledge_base") if isinstance(doc.get("knowledge_base"), str) else "?",
         framework_name=_framework_name(r, framework),
         variant=r.get(framework, "variant", "check.framework", optional=True),

@@ -116,14 +116,14 @@ def _cudnn_admitted(kb: KnowledgeBase, cudnn: str | None) -> tuple:
     return kb.memo(("matrix-cudnn-admitted", cudnn), compute)
 
 
-def _gpu_facts(kb: KnowledgeBase, cc: str, driver_os: Os, cudnn: str | None) -> tuple:
+def _gpu_facts(kb: KnowledgeBase, cc: ComputeCapability, driver_os: Os, cudnn: str | None) -> tuple:
     """What a GPU signature reads of a compute capability whatever the line: (the capability, its architecture's
     support record, its driver floor and that floor as a version, whether any toolkit and any cuDNN the request
     admits supports it at all, the names its messages add)."""
     table = kb.memo("matrix-gpu-facts", dict)
     found = table.get((cc, driver_os, cudnn))
     if found is None:
-        capability = ComputeCapability.parse(cc)
+        capability = cc
         support = kb.arch_support_for(cc)
         floor = compute_capability_driver_floor(kb, cc, driver_os)
         names = ((support.architecture, support.source) if support else (),

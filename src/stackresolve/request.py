@@ -34,13 +34,19 @@ class InputError(ValueError):
 @record
 class GpuTarget:
     name: str  # "" when only the compute capability is known
-    cc: str
+    cc: ComputeCapability
     architecture: str
     source: str  # "flag", "nvml", "nvidia-smi", "env:STACKRESOLVE_GPU_CC", ...
     # A request over many machines (fleet): the driver of the machines this GPU is in. Whether a driver is new
     # enough for a GPU's architecture is a fact of its own machine; the request's `driver` (the fleet's lowest)
     # still decides the CUDA a stack may use.
-    driver: str | None = None
+    driver: DriverVersion | None = None
+
+    def __post_init__(self) -> None:
+        # typed values, parsed once where the text came in: a string here is a missed edge
+        if type(self.cc) is not ComputeCapability or not (self.driver is None or type(self.driver) is DriverVersion):
+            raise TypeError(f"GpuTarget takes a ComputeCapability and a DriverVersion, not {self.cc!r}, "
+                            f"{self.driver!r}")
 
     @property
     def label(self) -> str:
@@ -48,13 +54,14 @@ class GpuTarget:
 
     @property
     def capability(self) -> ComputeCapability:
-        return ComputeCapability.parse(self.cc)  # parsed once per distinct text (cached)
+        """`cc` (the name older callers use)."""
+        return self.cc
 
     def to_json(self) -> dict:
-        out = {"name": self.name or None, "compute_capability": self.cc, "architecture": self.architecture,
+        out = {"name": self.name or None, "compute_capability": str(self.cc), "architecture": self.architecture,
                "source": self.source}
         if self.driver is not None:
-            out["driver"] = self.driver
+            out["driver"] = str(self.driver)
         return out
 
 
@@ -65,7 +72,7 @@ class Request:
     os: Os = Os.LINUX
     arch: Arch = Arch.X86_64
     python: str | None = None
-    driver: str | None = None
+    driver: DriverVersion | None = None
     gpus: tuple[GpuTarget, ...] = ()  # empty with cpu_only False: an NVIDIA GPU of unknown model
     cpu_only: bool = False
     vendor: Vendor | None = None  # None: any vendor's build
@@ -77,6 +84,10 @@ class Request:
     assumptions: tuple[str, ...] = field(default=(), compare=False)
     # explain: the CUDA line a log's libraries ask for ("11.x", "10.1", "10.1|10.2"): only builds that load it
     cuda_line: str | None = None
+
+    def __post_init__(self) -> None:
+        if not (self.driver is None or type(self.driver) is DriverVersion):  # parsed where the text came in
+            raise TypeError(f"Request takes a DriverVersion, not {self.driver!r}")
 
     @property
     def asked(self) -> str:
@@ -108,7 +119,7 @@ class Request:
             "os": self.os.value,
             "arch": self.arch.value,
             "python": self.python,
-            "driver": self.driver,
+            "driver": None if self.driver is None else str(self.driver),
             "gpus": [g.to_json() for g in self.gpus],
             "cpu_only": self.cpu_only,
             "vendor": self.vendor.value if self.vendor else "any",
@@ -179,7 +190,7 @@ def known_releases(kb: "KnowledgeBase", framework: Framework) -> list[Version]:
     return [w.key for w in kb.wheels]
 
 
-def gpu_from_cc(kb: "KnowledgeBase", cc: str, name: str, source: str) -> GpuTarget:
+def gpu_from_cc(kb: "KnowledgeBase", cc: ComputeCapability, name: str, source: str) -> GpuTarget:
     support = kb.arch_support_for(cc)
     representative = kb.representative_gpu(cc)
     architecture = support.architecture if support else (representative.architecture if representative else "")
@@ -197,7 +208,8 @@ def machine_arch(machine: "Machine") -> Arch | None:
 
 
 def detected_gpus(kb: "KnowledgeBase", machine: "Machine") -> tuple[list[GpuTarget], list[str]]:
-    """The machine's GPUs as targets; a GPU whose compute capability no probe reported is looked up by name."""
+    """The machine's GPUs as targets; a GPU whose compute capability no probe reported is looked up by name.
+    The detected report holds text its probes already read with ComputeCapability.parse; the table's too."""
     gpus, unknown = [], []
     for g in machine.gpus:
         probe = g.compute_capability_source or g.source
@@ -206,9 +218,10 @@ def detected_gpus(kb: "KnowledgeBase", machine: "Machine") -> tuple[list[GpuTarg
             if known is None:
                 unknown.append(g.name or f"GPU {g.index}")
                 continue
-            gpus.append(GpuTarget(known.name, known.cc, known.architecture, f"{g.source} + gpus.toml"))
+            gpus.append(GpuTarget(known.name, ComputeCapability.parse(known.cc), known.architecture,
+                                  f"{g.source} + gpus.toml"))
         else:
-            gpus.append(gpu_from_cc(kb, g.compute_capability, g.name or "", probe))
+            gpus.append(gpu_from_cc(kb, ComputeCapability.parse(g.compute_capability), g.name or "", probe))
     return gpus, unknown
 
 
@@ -266,14 +279,15 @@ def build_request(kb: "KnowledgeBase", given: RequestInput, machine: "Machine | 
         gpus = []
 
     if given.driver is not None:
-        driver = str(given.driver)
+        driver = given.driver
     elif machine is not None and machine.driver and machine.driver.version and not cpu_only:
-        driver = machine.driver.version
+        # read by the probe's tolerant reading (detect/machine.py), so it parses here
+        driver = DriverVersion.parse(machine.driver.version, tolerant=True)
         assumptions.append(f"driver {driver}, detected by {machine.driver.source}")
     else:
         driver = None
 
-    gpus.sort(key=lambda g: g.capability)
+    gpus.sort(key=lambda g: g.cc)
     return Request(version=given.version, spec=given.spec, os=os_name, arch=arch, python=given.python,
                    driver=driver, gpus=tuple(gpus), cpu_only=cpu_only, vendor=given.vendor, cudnn=given.cudnn,
                    with_driver=given.with_driver, framework=given.framework, apple_gpu=apple,

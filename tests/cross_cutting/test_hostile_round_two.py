@@ -282,8 +282,10 @@ def test_a_lock_whose_driver_minimum_is_no_version_is_one_line(tmp_path, value, 
     lock.write_text(json.dumps(doc))
     done = run("check", str(lock), "--no-detect", "--driver", "440.33")
     assert done.returncode == 2
-    assert one_line(done) == (f"stackresolve: error: {lock}: lock field `check.driver.min` is not a version ({shown}) "
-                              f"(re-create the lock with `stackresolve plan --format lock`)")
+    # read by the driver's one parser (issue 35), which says what is accepted
+    assert one_line(done) == (f"stackresolve: error: {lock}: lock field `check.driver.min` is not an NVIDIA driver "
+                              f"version ({shown}); use e.g. 470.82.01, 535.98 or a branch such as 580 (re-create the "
+                              f"lock with `stackresolve plan --format lock`)")
 
 
 @pytest.mark.parametrize("value", ["１０.０", f"10.{HUGE}"])
@@ -298,7 +300,7 @@ def test_a_huge_driver_in_the_environment_is_one_line():
     done = run("plan", "--tf", "2.15", env={"STACKRESOLVE_DRIVER": f"535.{HUGE}"})
     assert done.returncode == 2
     assert one_line(done) == (f"stackresolve: error: STACKRESOLVE_DRIVER='535.{'1' * 36}'... (5004 characters) is "
-                              f"not a driver version; use a version such as 535.104.05, 572.60 or a branch such as 580")
+                              f"not a driver version; use e.g. 470.82.01, 535.98 or a branch such as 580")
 
 
 @pytest.mark.parametrize("name, value, accepted", [("STACKRESOLVE_DRIVER", "abc", "or a branch such as 580"),

@@ -30,7 +30,7 @@ OTHER_USER_TEXT = {
     "stackresolve.plan": "conda's --env-name",
 }
 # flags.py's functions that never raise: text from a probe or a log becomes None (and why), not bad input
-READERS = {"read_version", "read_python", "read_driver", "read_os", "override_problem"}
+READERS = {"read_version", "read_python", "read_driver", "read_cc", "read_os", "override_problem"}
 # {module: (flags.py functions that may raise it uses, why)}
 RAISING_USES = {
     "stackresolve.doctor.target": ({"validate_version", "reject_bad_overrides"},

@@ -60,16 +60,16 @@ def test_gfd_labels_give_each_node_its_gpu_driver_and_system(kb):
     members = {m.name: m for m in read_document(CLUSTER.read_text(), "nodes.json", kb_lookup(kb))}
     t4 = members["gke-t4-a"]
     # GFD's label table: Tesla-T4, compute 7.5, driver-version.full 550.107.02, 2 GPUs; NFD: ubuntu 22.04
-    assert (t4.gpus[0].name, t4.gpus[0].cc, t4.gpus[0].model) == ("Tesla-T4", "7.5", "Tesla T4")
-    assert (t4.driver, t4.gpu_count, t4.distro, t4.release, t4.pool) == ("550.107.02", 2, "ubuntu", "22.04", "t4-pool")
+    assert (t4.gpus[0].name, str(t4.gpus[0].cc), t4.gpus[0].model) == ("Tesla-T4", "7.5", "Tesla T4")
+    assert (str(t4.driver), t4.gpu_count, t4.distro, t4.release, t4.pool) == ("550.107.02", 2, "ubuntu", "22.04", "t4-pool")
     # the old GFD of the README example: major 455, minor 06, rev "" and no driver-version.full
-    assert members["dgx-a100"].driver == "455.06"
-    assert members["dgx-a100"].gpus[0].cc == "8.0"
+    assert str(members["dgx-a100"].driver) == "455.06"
+    assert str(members["dgx-a100"].gpus[0].cc) == "8.0"
     # MIG 'single' strategy: the product names the MIG profile and no compute labels are written
     mig = members["a100-mig"]
-    assert (mig.gpus[0].name, mig.gpus[0].model, mig.gpus[0].cc) == ("A100-SXM4-40GB-MIG-1g.5gb", "A100 SXM4 40GB",
+    assert (mig.gpus[0].name, mig.gpus[0].model, str(mig.gpus[0].cc)) == ("A100-SXM4-40GB-MIG-1g.5gb", "A100 SXM4 40GB",
                                                                       "8.0")
-    assert members["h100-a"].gpus[0].cc == "9.0"
+    assert str(members["h100-a"].gpus[0].cc) == "9.0"
     cpu = members["node1"]
     assert cpu.gpus == () and "a CPU machine" in cpu.notes[0]
 
@@ -113,8 +113,8 @@ def test_detect_reports_of_a_folder_are_machines(kb):
     members = {m.name: m for m in read_sources([str(FIXTURES / "lab")], kb_lookup(kb))}
     assert set(members) == {"ws-rtx4070", "ws-gtx1080ti", "srv-tesla-p4", "gce-tesla-k80", "ci-runner"}
     # the banner gives no compute capability: the GPU table's RTX 4070 does (8.9)
-    assert members["ws-rtx4070"].gpus[0].cc == "8.9" and members["ws-rtx4070"].driver == "550.40.07"
-    assert members["ws-gtx1080ti"].os.value == "windows" and members["ws-gtx1080ti"].driver == "442.92"
+    assert str(members["ws-rtx4070"].gpus[0].cc) == "8.9" and str(members["ws-rtx4070"].driver) == "550.40.07"
+    assert members["ws-gtx1080ti"].os.value == "windows" and str(members["ws-gtx1080ti"].driver) == "442.92"
     assert members["ci-runner"].gpus == ()
 
 

@@ -43,7 +43,7 @@ def read(*labels, lookup=TABLE.get):
 def test_an_mi300x_node_of_the_amd_labeller():
     (m,) = read(MI300X)
     assert [(g.vendor, g.name, g.model, g.gfx, g.cc) for g in m.gpus] == [
-        ("amd", "AMD Instinct MI300X", "AMD Instinct MI300X", "gfx942", "")]
+        ("amd", "AMD Instinct MI300X", "AMD Instinct MI300X", "gfx942", None)]
     assert m.gpu_count == 8 and m.driver is None and m.notes == ()
 
 

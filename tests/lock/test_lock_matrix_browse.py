@@ -57,7 +57,7 @@ def test_lock_states_what_check_compares(kb):
     # Table 3); its wheels carry sm_61 SASS (measured, tensorflow.toml).
     assert (lock.framework, lock.version, lock.python_min, lock.python_max) == ("tensorflow-gpu", "1.15.5", "3.6", "3.7")
     assert (lock.os, lock.delivery, lock.cuda, lock.cudnn_compiled) == ("linux", "system", "10.0", "7.6")
-    assert lock.driver_min == "410.48" and "6.1" in lock.sass
+    assert str(lock.driver_min) == "410.48" and "6.1" in lock.sass
     assert lock.knowledge_base == kb.version
     doc = json.loads(render_lock(resolution, kb))
     assert doc["pip"][0] == "tensorflow-gpu==1.15.5" and doc["stack"]["cudnn"]["version"] == lock.cudnn_installs
@@ -221,7 +221,7 @@ def test_check_reads_a_driver_branch_as_plan_does(kb):
     # check / install's machine check for that same driver; which release of R525 is installed stays unchecked.
     resolution = resolve(kb, request_from_flags(kb, Flags(jax="latest", os="linux", gpu="A100", driver="525"), None))
     lock = parse_lock(render_lock(resolution, kb), "lock")
-    assert lock.driver_min == "525.60.13"
+    assert str(lock.driver_min) == "525.60.13"
     every = frozenset({"os", "gpus", "driver"})
     result = check_lock(lock, kb, machine(driver="525", gpus=[("A100", "8.0")]), every, before_install=True)
     assert result.differences == ()

@@ -4,6 +4,7 @@ import pytest
 from packaging.version import Version
 
 from stackresolve.flags import parse_cc, parse_driver, parse_os, parse_python, parse_tf_spec
+from stackresolve.model.values import ComputeCapability
 from stackresolve.request import InputError
 
 
@@ -37,9 +38,9 @@ def test_python_forms():
 def test_driver_accepts_two_and_three_part_versions_and_a_branch():
     # 2-part (Windows, 535.98) and 3-part (Linux, 470.82.01) as nvidia-smi prints them (anchors.md section 6); a
     # bare branch as NVIDIA's tables and our plans print a floor (CUDA 13.x: ">= 580").
-    assert parse_driver("535.98") == "535.98"
-    assert parse_driver("470.82.01") == "470.82.01"
-    assert parse_driver("580") == "580"
+    assert str(parse_driver("535.98")) == "535.98"
+    assert str(parse_driver("470.82.01")) == "470.82.01"
+    assert str(parse_driver("580")) == "580"
     for bad in ("12", "latest", "470.82.01.7", "v470.82"):
         with pytest.raises(InputError, match="--driver"):
             parse_driver(bad)
@@ -49,9 +50,9 @@ def test_compute_capability_well_formed_is_accepted_listed_or_not():
     """Issue 31: a well-formed compute capability no table lists is planned by rule, not refused; only a
     malformed one is bad input (NVIDIA numbers the minor with one digit)."""
     known = ["3.5", "3.7", "5.0", "6.1", "7.0", "7.5", "8.0", "8.6", "8.9", "9.0"]
-    assert parse_cc("8.6", known) == "8.6"
-    assert parse_cc("sm_86", known) == "8.6"
-    assert parse_cc("6.5", known) == "6.5"
+    assert parse_cc("8.6", known) == ComputeCapability(8, 6)
+    assert parse_cc("sm_86", known) == ComputeCapability(8, 6)
+    assert parse_cc("6.5", known) == ComputeCapability(6, 5)
     for bad in ("8.12", "8", "banana", "８.６"):
         with pytest.raises(InputError, match="not a compute capability"):
             parse_cc(bad, known)

@@ -16,7 +16,7 @@ from stackresolve.flags import (Flags, parse_flags, parse_python, read_driver, r
                                 request_from_flags, validate_version)
 from stackresolve.model.enums import Arch, Framework, Os, Vendor
 from stackresolve.model.finding import Finding
-from stackresolve.model.values import DriverVersion
+from stackresolve.model.values import ComputeCapability, DriverVersion
 from stackresolve.request import GpuTarget, InputError, Request, RequestInput, build_request
 
 
@@ -29,7 +29,7 @@ def kb():
 
 def known_gpu(kb, name: str, source: str = "flag --gpu") -> GpuTarget:
     gpu = kb.find_gpu(name)
-    return GpuTarget(gpu.name, gpu.cc, gpu.architecture, source)
+    return GpuTarget(gpu.name, ComputeCapability.parse(gpu.cc), gpu.architecture, source)
 
 
 def test_flags_become_typed_values(kb):
@@ -38,7 +38,7 @@ def test_flags_become_typed_values(kb):
     assert given.framework is Framework.PYTORCH and given.version == "2.5"
     assert given.spec == SpecifierSet("==2.5.*")  # a release line names its patch releases
     assert given.os is Os.WINDOWS and given.arch is Arch.X86_64  # the aliases of --os and --arch
-    assert [(g.name, g.cc) for g in given.gpus] == [("GeForce RTX 3090", "8.6")]
+    assert [(g.name, g.cc) for g in given.gpus] == [("GeForce RTX 3090", ComputeCapability(8, 6))]
     assert given.driver == DriverVersion.parse("535.98") and str(given.driver) == "535.98"
     assert given.python == "3.11" and given.vendor is Vendor.STOCK and given.apple_gpu is None
 
@@ -66,8 +66,9 @@ def test_a_request_from_typed_values(kb):
                          driver=DriverVersion.parse("550.54.14"), python="3.11")
     request = build_request(kb, given, None)
     assert request == Request(version="0.4", spec=SpecifierSet("==0.4.*"), os=Os.LINUX, arch=Arch.X86_64,
-                              python="3.11", driver="550.54.14", gpus=(a100,), framework=Framework.JAX)
-    assert request.gpus[0].cc == "8.0" and request.asked == "JAX 0.4"
+                              python="3.11", driver=DriverVersion.parse("550.54.14"), gpus=(a100,),
+                              framework=Framework.JAX)
+    assert request.gpus[0].cc == ComputeCapability(8, 0) and request.asked == "JAX 0.4"
     assert request.assumptions == ()  # everything was given: nothing assumed
 
 
@@ -84,8 +85,8 @@ def test_the_machine_fills_what_the_input_leaves_out(kb):
     machine = Machine(os=OSInfo("linux", arch="aarch64"), driver=DriverInfo("535.104.05", None, "nvml"),
                       gpus=(GpuInfo(0, "NVIDIA GeForce RTX 3090", "8.6", 24576, "nvml"),))
     request = build_request(kb, RequestInput(), machine)
-    assert (request.os, request.arch, request.driver) == (Os.LINUX, Arch.AARCH64, "535.104.05")
-    assert [(g.cc, g.architecture, g.source) for g in request.gpus] == [("8.6", "ampere", "nvml")]
+    assert (request.os, request.arch, str(request.driver)) == (Os.LINUX, Arch.AARCH64, "535.104.05")
+    assert [(str(g.cc), g.architecture, g.source) for g in request.gpus] == [("8.6", "ampere", "nvml")]
     assert "operating system linux, detected" in request.assumptions
     assert "driver 535.104.05, detected by nvml" in request.assumptions
     # what the input gives wins over the machine; --cpu leaves the machine's GPUs and driver out

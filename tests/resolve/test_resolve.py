@@ -189,7 +189,7 @@ def test_several_gpus_must_all_run_the_stack(kb):
     facts = detected(gpus=(("Tesla K80", "3.7", "nvidia-smi"), ("NVIDIA A100-SXM4-40GB", "8.0", "nvidia-smi")))
     request = request_from_flags(kb, Flags(tf="latest"), facts)
     stack = resolve(kb, request).stack
-    assert [g.cc for g in stack.gpus] == ["3.7", "8.0"]
+    assert [str(g.cc) for g in stack.gpus] == ["3.7", "8.0"]
     assert Version(stack.cuda.version) < Version("12.0")  # the K80 rules out CUDA 12
 
 

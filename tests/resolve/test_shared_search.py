@@ -26,7 +26,7 @@ def test_a_shared_search_builds_each_stack_for_its_own_gpu():
     # above CUDA 11.0's own 450.51.05, which the A100 (sm_80, CUDA 11.0) plans for.
     assert (shared.stack.cuda.version, shared.stack.driver.minimum) == ("11.0", "455.23")
     assert first.stack.driver.minimum == "450.51.05"
-    assert shared.stack.gpu.cc == "8.6" and first.stack.gpu.cc == "8.0"
+    assert str(shared.stack.gpu.cc) == "8.6" and str(first.stack.gpu.cc) == "8.0"
 
 
 def test_the_key_is_the_callers_word():

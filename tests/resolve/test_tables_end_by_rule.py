@@ -219,7 +219,7 @@ def test_a_detected_gpu_no_table_names_is_planned_by_rule(kb):
     machine = Machine(os=OSInfo(system="linux"), driver=DriverInfo("615.71.09", "13.4", "nvml"),
                       gpus=(GpuInfo(0, "NVIDIA Next-Gen Board", "10.7", 196608, "nvml", "nvml"),))
     request = request_from_flags(kb, Flags(torch="latest"), machine)
-    assert [g.cc for g in request.gpus] == ["10.7"]
+    assert [str(g.cc) for g in request.gpus] == ["10.7"]
     resolution = resolve(kb, request)
     assert resolution.stack is not None
     assert any(f.code == "gpu-unlisted" for f in resolution.findings)

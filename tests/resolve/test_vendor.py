@@ -46,7 +46,7 @@ def test_rtx_3090_with_an_older_driver_is_told_which_upgrade_opens_nvidias_build
     assert resolution.stack is None
     assert any("455.23" in f.message for f in resolution.findings)
     upgrade = [a for a in resolution.alternatives if "upgrade the driver" in a.why]
-    assert upgrade and upgrade[0].request.driver == "455.23"
+    assert upgrade and str(upgrade[0].request.driver) == "455.23"
     assert upgrade[0].stack.framework.vendor_release == "20.12"
 
 

@@ -63,7 +63,8 @@ def explain(
     kb = knowledge()
     try:
         parse_fix_versions(kb, tf, torch, jax)
-        overrides = FixOverrides(tf=tf, gpu=gpu, driver=parse_driver(driver) if driver else None,
+        # checked here, kept as text: a fix request holds what the log shows, and both are read by read_driver
+        overrides = FixOverrides(tf=tf, gpu=gpu, driver=str(parse_driver(driver)) if driver else None,
                                  os=parse_os(os).value if os else None, torch=torch, jax=jax)
         # the flags' framework and OS word the explanation too, not only the fix plan
         explanation = explain_text(text, error_knowledge(), framework=overrides.framework, os_name=overrides.os)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 from .runner import json_objects
-from .smi import cuda_from_int
+from .smi import clean_cc, cuda_from_int
 
 MARKER = "stackresolve-gpu-probe"
 
@@ -181,7 +181,7 @@ def cc_string(cc) -> str | None:
         return None
     if major <= 0:
         return None
-    return f"{major}.{minor}"
+    return clean_cc(f"{major}.{minor}")
 
 
 def cuda_string(value) -> str | None:

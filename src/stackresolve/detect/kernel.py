@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from stackresolve.model.numbers import is_dotted_version
+from stackresolve.model.values import DriverVersion
 
 SYS_VERSION = "/sys/module/nvidia/version"
 PROC_VERSION = "/proc/driver/nvidia/version"
@@ -33,11 +33,13 @@ def parse_proc_version(text: str | None) -> ProcVersion:
         return ProcVersion(None, None)
     head = text[:m.start(1)]
     flavor = "open" if "Open Kernel Module" in head else "proprietary"
-    return ProcVersion(m.group(1), flavor)
+    return ProcVersion(parse_sys_version(m.group(1)), flavor)
 
 
 def parse_sys_version(text: str | None) -> str | None:
     if not text:
         return None
-    v = text.strip()
-    return v if is_dotted_version(v) else None
+    try:  # the one driver parser, tolerant as for every probe
+        return str(DriverVersion.parse(text, tolerant=True))
+    except ValueError:
+        return None

@@ -30,12 +30,8 @@ import time
 from dataclasses import replace
 from typing import Callable, Mapping
 
-from stackresolve.model.numbers import (
-    NUMBER,
-    is_driver_version,
-    quoted,
-    read_compute_capability,
-)
+from stackresolve.model.numbers import NUMBER, quoted
+from stackresolve.model.values import ComputeCapability, DriverVersion
 
 from . import gpuchild, kernel, paths, smi
 from .fs import LocalFS
@@ -400,11 +396,11 @@ def _find_nvidia_smi(fs, env, system: str) -> str | None:
 
 # --- overrides -----------------------------------------------------------------------------------------------
 def _apply_overrides(env, driver: DriverInfo | None, gpus: list[GpuInfo], findings: list):
-    # The overrides are read by the rules the flags use (model.numbers): one reading per fact, so a value
+    # The overrides are read by the parsers the flags use (model.values): one reading per fact, so a value
     # --driver or --gpu-cc refuses is refused here too.
     v = (env.get("STACKRESOLVE_DRIVER") or "").strip()
     if v:
-        if is_driver_version(v):
+        if _reads(DriverVersion.parse, v):
             if driver is None:
                 driver = DriverInfo(version=v, cuda_max=None, source="env:STACKRESOLVE_DRIVER")
             else:
@@ -415,8 +411,7 @@ def _apply_overrides(env, driver: DriverInfo | None, gpus: list[GpuInfo], findin
                                     "env:STACKRESOLVE_DRIVER"))
         else:
             findings.append(Finding("error", "bad-override", f"STACKRESOLVE_DRIVER={quoted(v)} is not a driver version",
-                                    "use a version such as 535.104.05, 572.60 or a branch such as 580",
-                                    "env:STACKRESOLVE_DRIVER"))
+                                    DriverVersion.ACCEPTED, "env:STACKRESOLVE_DRIVER"))
     if "CONDA_OVERRIDE_CUDA" in env:
         v = (env.get("CONDA_OVERRIDE_CUDA") or "").strip()
         if v and re.fullmatch(rf"{NUMBER}(\.{NUMBER})?", v):
@@ -434,8 +429,8 @@ def _apply_overrides(env, driver: DriverInfo | None, gpus: list[GpuInfo], findin
                                     "use a version such as 12.2", "env:CONDA_OVERRIDE_CUDA"))
     v = (env.get("STACKRESOLVE_GPU_CC") or "").strip()
     if v:
-        read = [read_compute_capability(c) for c in v.split(",") if c.strip()]
-        ccs = [c for c in read if c is not None]
+        read = [_reads(ComputeCapability.parse, c) for c in v.split(",") if c.strip()]
+        ccs = [str(c) for c in read if c is not None]
         if ccs and len(ccs) == len(read):
             src = "env:STACKRESOLVE_GPU_CC"
             if not gpus:
@@ -459,9 +454,17 @@ def _apply_overrides(env, driver: DriverInfo | None, gpus: list[GpuInfo], findin
                                     "", src))
         else:
             findings.append(Finding("error", "bad-override",
-                                    f"STACKRESOLVE_GPU_CC={quoted(v)} is not a compute capability (X.Y with a "
-                                    f"one-digit minor, or X.Y,X.Y per GPU)", "use e.g. 8.6", "env:STACKRESOLVE_GPU_CC"))
+                                    f"STACKRESOLVE_GPU_CC={quoted(v)} is not a compute capability (one per GPU, "
+                                    f"separated by commas)", ComputeCapability.ACCEPTED, "env:STACKRESOLVE_GPU_CC"))
     return driver, gpus
+
+
+def _reads(parse, text: str):
+    """`parse(text)` (a value's one parser), or None where it refuses the text."""
+    try:
+        return parse(text)
+    except ValueError:
+        return None
 
 
 # --- conda ---------------------------------------------------------------------------------------------------

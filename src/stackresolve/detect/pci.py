@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 
-from stackresolve.model.numbers import is_compute_capability
+from stackresolve.model.values import ComputeCapability
 from stackresolve.model.record import record
 
 NVIDIA_VENDOR = 0x10DE
@@ -281,8 +281,9 @@ def _lookup(gpu_lookup, name: str) -> tuple[str, str] | None:
         return None
     if hit is None:
         return None
-    cc = getattr(hit, "cc", None)
-    if not isinstance(cc, str) or not is_compute_capability(cc):
+    try:
+        cc = str(ComputeCapability.parse(getattr(hit, "cc", None)))
+    except (TypeError, ValueError):  # not text (an injected look-up), or no compute capability
         return None
     return str(getattr(hit, "name", name) or name), cc
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from stackresolve.model.numbers import is_compute_capability, is_dotted_version
+from stackresolve.model.numbers import is_dotted_version
+from stackresolve.model.values import ComputeCapability, DriverVersion
 
 
 # Query used by the CSV probe; the second form is the retry for drivers that refuse compute_cap (R470).
@@ -65,10 +66,29 @@ def clean_version(value: str | None) -> str | None:
 
 
 
+def clean_driver(value: str | None) -> str | None:
+    """A driver version a probe printed, as the one driver parser reads it in its tolerant mode (a probe may
+    legitimately report a Windows display driver's own numbering, 32.0.15.6094); None when it is none."""
+    v = clean_value(value)
+    try:
+        return str(DriverVersion.parse(v, tolerant=True)) if v is not None else None
+    except ValueError:
+        return None
+
+
+def clean_cc(value: str | None) -> str | None:
+    """A compute capability a probe printed, as the one parser reads it ("8.6"); None when it is none ("8.12")."""
+    v = clean_value(value)
+    try:
+        return str(ComputeCapability.parse(v)) if v is not None else None
+    except ValueError:
+        return None
+
+
 def rejected(value: str | None) -> str | None:
-    """A value printed where a version belongs that is not one (for a finding), else None."""
+    """A value printed where a driver version belongs that is not one (for a finding), else None."""
     v = (value or "").strip()
-    return v if v and v.lower() not in _MISSING and clean_version(v) is None else None
+    return v if v and v.lower() not in _MISSING and clean_driver(v) is None else None
 
 
 def cuda_from_int(v) -> str | None:
@@ -162,9 +182,7 @@ def parse_csv(text: str, fields: tuple[str, ...] | list[str] | None = None) -> l
         index = _to_int(row["index"]) if "index" in row else pos
         if "index" in row and index is None:
             continue  # not a row of ours (a message, garbage)
-        cc = clean_value(row.get("compute_cap"))
-        if cc is not None and not is_compute_capability(cc):
-            cc = None
+        cc = clean_cc(row.get("compute_cap"))
         mem = row.get("memory.total")
         name = clean_value(row.get("name"))
         bus = clean_value(row.get("pci.bus_id"))
@@ -172,7 +190,7 @@ def parse_csv(text: str, fields: tuple[str, ...] | list[str] | None = None) -> l
             index=index,
             name=name,
             compute_capability=cc,
-            driver_version=clean_version(row.get("driver_version")),
+            driver_version=clean_driver(row.get("driver_version")),
             driver_raw=rejected(row.get("driver_version")),
             memory_mib=_to_int(mem.replace(" MiB", "")) if mem is not None else None,
             bus_id=bus if bus and parse_bus_id(bus) else None,
@@ -224,7 +242,7 @@ def parse_query(text: str) -> SmiQuery:
             continue
         if indent == 0 and gpu is None:
             if key in ("Driver Version", "KMD Version"):
-                out.driver_version = out.driver_version or clean_version(value.split()[0] if value else "")
+                out.driver_version = out.driver_version or clean_driver(value.split()[0] if value else "")
             elif key in ("CUDA UMD Version", "CUDA Version"):
                 # 610+ prints "CUDA Version : 13.3 [Deprecated; ...]": the number comes first either way
                 v = clean_version(value.split()[0] if value else "")
@@ -258,7 +276,7 @@ def parse_xml(text: str) -> SmiXml:
     out = SmiXml()
     m = re.search(r"<driver_version>\s*([^<]*?)\s*</driver_version>", text)
     if m:
-        out.driver_version = clean_version(m.group(1))
+        out.driver_version = clean_driver(m.group(1))
     for tag in ("cuda_umd_version", "cuda_version"):
         m = re.search(rf"<{tag}>\s*([^<]*?)\s*</{tag}>", text)
         if m and clean_version(m.group(1)):
@@ -299,7 +317,7 @@ def parse_banner(text: str) -> Banner:
     m = _DRIVER_RE.search(text)
     if m:
         b.driver_label, b.driver_raw = m.group(1), m.group(2)
-        b.driver_version = clean_version(m.group(2))
+        b.driver_version = clean_driver(m.group(2))
     m = _CUDA_RE.search(text)
     if m:
         b.cuda_label, b.cuda_raw = m.group(1), m.group(2)

@@ -57,13 +57,17 @@ def fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None",
 def log_gpus(kb: "KnowledgeBase", fix: FixRequest) -> tuple["GpuTarget", ...]:
     """The GPU the log shows, as a typed target: its compute capability where the log prints one (what a
     no-kernel-image error is about), else its model where the knowledge base knows the name; none otherwise."""
+    from stackresolve.flags import read_cc
+    from stackresolve.model.values import ComputeCapability
     from stackresolve.request import GpuTarget, gpu_from_cc
 
-    if fix.compute_capability:
-        return (gpu_from_cc(kb, fix.compute_capability, fix.gpu or "", "the log"),)
+    cc = read_cc(fix.compute_capability)  # the log's text, read as --gpu-cc reads it
+    if cc is not None:
+        return (gpu_from_cc(kb, cc, fix.gpu or "", "the log"),)
     known = kb.find_gpu(fix.gpu) if fix.gpu else None
     if known is not None:
-        return (GpuTarget(name=known.name, cc=known.cc, architecture=known.architecture, source="the log"),)
+        return (GpuTarget(name=known.name, cc=ComputeCapability.parse(known.cc), architecture=known.architecture,
+                          source="the log"),)
     return ()
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from stackresolve.model.enums import Arch, Os
+from stackresolve.model.values import ComputeCapability, DriverVersion
 
 
 def printable(text: str | None) -> str | None:
@@ -28,7 +29,7 @@ class GpuFact:
     """One kind of GPU in a machine: the name the inventory gives and its compute capability."""
 
     name: str  # as reported: "Tesla-T4" (GFD label), "NVIDIA GeForce RTX 4090" (detect); "" when not given
-    cc: str  # "7.5"; "" for an AMD or Intel GPU
+    cc: ComputeCapability | None  # 7.5; None for an AMD or Intel GPU
     model: str = ""  # the knowledge base's model name, when the name was found there ("Tesla T4")
     vendor: str = "nvidia"  # "nvidia" | "amd" | "intel"
     gfx: str = ""  # an AMD GPU's LLVM target ("gfx942"); "" when unknown
@@ -53,7 +54,7 @@ class Member:
     os: Os = Os.LINUX
     arch: Arch = Arch.X86_64
     gpus: tuple[GpuFact, ...] = ()  # one entry per kind of GPU; empty: a CPU machine
-    driver: str | None = None  # the NVIDIA driver version; None when the inventory does not say
+    driver: DriverVersion | None = None  # the NVIDIA driver version; None when the inventory does not say
     gpu_count: int | None = None
     distro: str | None = None  # os-release ID ("ubuntu")
     release: str | None = None  # os-release VERSION_ID ("22.04")
@@ -67,8 +68,10 @@ class Member:
 
     @property
     def facts(self) -> tuple:
-        """What decides a stack: machines with equal facts form one group."""
-        gpus = tuple(sorted({(g.model or g.name, g.cc, g.vendor, g.gfx, g.family) for g in self.gpus}))
+        """What decides a stack: machines with equal facts form one group. The GPUs in the order of their compute
+        capabilities as values (8.6 before 10.0; an AMD or Intel GPU, without one, last), then names."""
+        gpus = tuple(sorted({(g.cc, g.model or g.name, g.vendor, g.gfx, g.family) for g in self.gpus},
+                            key=lambda fact: (fact[0] is None, fact)))
         return (self.os, self.arch, self.distro, self.release, gpus, self.driver)
 
 
@@ -96,7 +99,7 @@ class Group:
         return self.first.gpus
 
     @property
-    def driver(self) -> str | None:
+    def driver(self) -> DriverVersion | None:
         return self.first.driver
 
     @property

@@ -50,7 +50,7 @@ from typing import Any, Callable
 from stackresolve.fleet.model import FleetInputError, GpuFact, Member
 from stackresolve.inputs import StructuredInputError, parse_structured
 from stackresolve.model.enums import Arch, Os
-from stackresolve.model.numbers import is_driver_version, read_compute_capability
+from stackresolve.model.values import ComputeCapability, DriverVersion, ValueTextError
 
 DETECT_SCHEMA = "stackresolve/detect@1"
 INVENTORY_KEYS = ("name", "names", "gpu", "gpu_cc", "gpu_count", "driver", "os", "arch", "distro", "release")
@@ -58,12 +58,11 @@ GFD = "nvidia.com/"
 # Labels managed Kubernetes services put the node pool's name in (GKE, EKS, AKS, Karpenter, OKE).
 POOL_LABELS = ("cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup", "kubernetes.azure.com/agentpool",
                "agentpool", "karpenter.sh/nodepool", "oci.oraclecloud.com/node-pool-id")
-_DRIVER = re.compile(r"\d{2,4}\.\d{1,3}(\.\d{1,3})?")
 _INT = re.compile(r"\d{1,4}")
 _ARCH = {"amd64": Arch.X86_64, "x86_64": Arch.X86_64, "arm64": Arch.AARCH64, "aarch64": Arch.AARCH64}
 
 # (model text) -> (model name, compute capability) from the knowledge base's GPU table, or None
-GpuLookup = Callable[[str], "tuple[str, str] | None"]
+GpuLookup = Callable[[str], "tuple[str, ComputeCapability] | None"]
 # (PCI id "1002:74a1" / "8086:56a0") -> (model name, gfx target for AMD / device family for Intel), or None
 VendorLookup = Callable[[str], "tuple[str, str] | None"]
 AMD_LABELS = ("amd.com/gpu.", "beta.amd.com/gpu.")
@@ -77,8 +76,17 @@ _INTEL_ID = re.compile(r"gpu\.intel\.com/device-id\.03[0-9a-fA-F]{2}-([0-9a-fA-F
 def kb_lookup(kb) -> GpuLookup:
     def lookup(name: str):
         gpu = kb.find_gpu(name)
-        return (gpu.name, gpu.cc) if gpu else None
+        return (gpu.name, ComputeCapability.parse(gpu.cc)) if gpu else None
     return lookup
+
+
+def read_value(parse, text, where: str, **options):
+    """`parse(text)` (a value's one parser, as --gpu-cc and --driver read it); ValueError naming `where` and what
+    is accepted where it refuses the text."""
+    try:
+        return parse(text, **options)
+    except ValueTextError as exc:
+        raise ValueError(f"{where} {exc}") from None
 
 
 def read_document(text: str, origin: str, lookup: GpuLookup, vendor_lookup: VendorLookup | None = None
@@ -201,11 +209,11 @@ def amd_node_gpus(labels: dict[str, str], status: Any, vendor_lookup: VendorLook
         known = _vendor(vendor_lookup, f"1002:{device}")
         gfx = known[1] if known and _GFX.fullmatch(known[1]) else ""
         shown = product if len(counts) == 1 and product else f"AMD GPU 1002:{device}"
-        gpus.append(GpuFact(shown, "", known[0] if known else "", vendor="amd", gfx=gfx))
+        gpus.append(GpuFact(shown, None, known[0] if known else "", vendor="amd", gfx=gfx))
         if not gfx:
             notes.append(f"AMD GPU 1002:{device} ({shown}) is not in the AMD GPU table: its gfx target is unknown")
     if not gpus:
-        gpus.append(GpuFact(product or "AMD GPU", "", "", vendor="amd"))
+        gpus.append(GpuFact(product or "AMD GPU", None, "", vendor="amd"))
         notes.append("AMD's node labeller gives no device id (amd.com/gpu.device-id): the gfx target is unknown")
     count = sum(counts.values()) or None
     capacity = status.get("capacity") if isinstance(status, dict) else None
@@ -241,7 +249,7 @@ def intel_node_gpus(labels: dict[str, str], vendor_lookup: VendorLookup | None
         known = _vendor(vendor_lookup, f"8086:{device}") if device else None
         shown = shown_product if (len(counts) <= 1 and shown_product) else (
             f"Intel GPU 8086:{device}" if device else "Intel GPU")
-        gpus.append(GpuFact(shown, "", known[0] if known else "", vendor="intel",
+        gpus.append(GpuFact(shown, None, known[0] if known else "", vendor="intel",
                             family=family or (known[1] if known else "")))
         if not (family or known):
             notes.append(f"{shown} is not in the Intel GPU table: its device family is unknown")
@@ -258,7 +266,8 @@ def label_gpu(product: str | None, major: str | None, minor: str | None, lookup:
     if major is not None or minor is not None:
         if major is None or minor is None or not _INT.fullmatch(major) or not _INT.fullmatch(minor):
             raise ValueError(f"{GFD}gpu.compute.major/minor {safe(major)!r}/{safe(minor)!r}: not two numbers")
-        return GpuFact(product or "", f"{int(major)}.{int(minor)}", known[0] if known else "")
+        cc = read_value(ComputeCapability.parse, f"{int(major)}.{int(minor)}", f"{GFD}gpu.compute.major/minor")
+        return GpuFact(product or "", cc, known[0] if known else "")
     if known is None:
         raise ValueError(f"{GFD}gpu.product {safe(product)!r}: a GPU model the knowledge base does not know, and no "
                          f"{GFD}gpu.compute.major/minor labels give its compute capability (GFD writes them for "
@@ -273,22 +282,19 @@ def model_of_product(product: str) -> str:
     return model.replace("-", " ")
 
 
-def label_driver(labels: dict[str, str]) -> str | None:
+def label_driver(labels: dict[str, str]) -> DriverVersion | None:
     full = labels.get(GFD + "cuda.driver-version.full")
     if full is not None:
-        if not _DRIVER.fullmatch(full):
-            raise ValueError(f"{GFD}cuda.driver-version.full {safe(full)!r}: not a driver version such as "
-                             f"550.107.02")
-        return full
+        return read_value(DriverVersion.parse, full, f"{GFD}cuda.driver-version.full")
     major, minor = labels.get(GFD + "cuda.driver.major"), labels.get(GFD + "cuda.driver.minor")
     rev = labels.get(GFD + "cuda.driver.rev", "")
     if major is None and minor is None:
         return None
     version = ".".join(p for p in (major or "", minor or "", rev) if p)
-    if major is None or minor is None or not _DRIVER.fullmatch(version):
+    if major is None or minor is None:
         raise ValueError(f"{GFD}cuda.driver.major/minor/rev {safe(major)!r}/{safe(minor)!r}/{safe(rev)!r}: not a "
                          f"driver version")
-    return version
+    return read_value(DriverVersion.parse, version, f"{GFD}cuda.driver.major/minor/rev")
 
 
 # -- detect reports ----------------------------------------------------------------------------------------
@@ -326,8 +332,8 @@ def detect_member(doc: dict, name: str, origin: str, lookup: GpuLookup, vendor_l
         raise ValueError(f"os.arch {safe(str(os_doc.get('arch')))!r}: use x86_64 or aarch64")
     driver_doc = doc.get("driver") or {}
     driver = driver_doc.get("version")
-    if driver is not None and not _DRIVER.fullmatch(str(driver)):
-        raise ValueError(f"driver.version {safe(str(driver))!r}: not a driver version")
+    if driver is not None:  # a probe's reading: the driver parser's tolerant mode, as detect read it
+        driver = read_value(DriverVersion.parse, driver, "driver.version", tolerant=True)
     gpus, notes = [], []
     for gpu in doc.get("gpus") or []:
         gpu_name = gpu.get("name") or ""
@@ -336,9 +342,9 @@ def detect_member(doc: dict, name: str, origin: str, lookup: GpuLookup, vendor_l
         if cc is None and known is None:
             raise ValueError(f"GPU {safe(gpu_name or str(gpu.get('index')))!r}: no compute capability, and the "
                              f"knowledge base does not know the model")
-        if cc is not None and not re.fullmatch(r"\d{1,2}\.\d", str(cc)):
-            raise ValueError(f"GPU {safe(gpu_name)!r}: compute_capability {safe(str(cc))!r} is not major.minor")
-        gpus.append(GpuFact(gpu_name, str(cc) if cc else known[1], known[0] if known else ""))
+        if cc is not None:
+            cc = read_value(ComputeCapability.parse, cc, f"GPU {safe(gpu_name)!r}: compute_capability")
+        gpus.append(GpuFact(gpu_name, cc or known[1], known[0] if known else ""))
     if not gpus:  # an AMD or Intel machine (an AMD integrated GPU beside an NVIDIA one is not planned for)
         gpus = detect_vendor_gpus(doc, vendor_lookup)
     if not gpus:
@@ -366,10 +372,10 @@ def detect_vendor_gpus(doc: dict, vendor_lookup: VendorLookup | None) -> list[Gp
                 gfx = entry.get("gfx") or ""
                 if not _GFX.fullmatch(gfx):
                     raise ValueError(f"amd_gpus[{index}].gfx {safe(gfx)!r}: not a gfx target such as gfx942")
-                out.append(GpuFact(entry.get("name") or f"AMD GPU {pci_id}".strip(), "", known[0] if known else "",
+                out.append(GpuFact(entry.get("name") or f"AMD GPU {pci_id}".strip(), None, known[0] if known else "",
                                    vendor="amd", gfx=gfx))
             else:
-                out.append(GpuFact(entry.get("name") or f"Intel GPU {pci_id}".strip(), "",
+                out.append(GpuFact(entry.get("name") or f"Intel GPU {pci_id}".strip(), None,
                                    known[0] if known else "", vendor="intel", family=known[1] if known else ""))
         if out:
             break
@@ -438,17 +444,14 @@ def inventory_members(entry: dict, origin: str, lookup: GpuLookup) -> list[Membe
     if arch is None:
         raise ValueError(f"arch {safe(values['arch'])!r}: use x86_64 or aarch64")
     driver = values.get("driver")
-    if driver is not None and not is_driver_version(driver):  # the reading --driver uses (a branch too)
-        raise ValueError(f"driver {safe(driver)!r}: not a driver version such as 470.82.01 or a branch such as 580")
+    if driver is not None:  # the reading --driver uses (a branch too)
+        driver = read_value(DriverVersion.parse, driver, "driver")
     gpus: tuple[GpuFact, ...] = ()
     if "gpu" in values or "gpu_cc" in values:
         known = lookup(values["gpu"]) if "gpu" in values else None
         cc = values.get("gpu_cc")
-        if cc is not None:  # the reading --gpu-cc uses ('8.6', 'sm_86', '86')
-            read = read_compute_capability(cc)
-            if read is None:
-                raise ValueError(f"gpu_cc {safe(cc)!r}: not a compute capability such as 8.6")
-            cc = read
+        if cc is not None:  # the reading --gpu-cc uses ('8.6', 'sm_86')
+            cc = read_value(ComputeCapability.parse, cc, "gpu_cc")
         if cc is None and known is None:
             raise ValueError(f"gpu {safe(values['gpu'])!r}: a model the knowledge base does not know; add gpu_cc = "
                              f"\"X.Y\" (`stackresolve gpus` lists known models)")

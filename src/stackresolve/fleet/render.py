@@ -40,7 +40,7 @@ def render_text(plan: FleetPlan) -> str:
     rows = [("group", "machines", "GPU", "driver", "system", "stack", "status")]
     for g in plan.groups:
         index = plan.stack_of(g)
-        driver = g.driver or ("-" if g.cpu else "unknown")
+        driver = str(g.driver) if g.driver else ("-" if g.cpu else "unknown")
         if index is None:
             rows.append((g.name, members_text(g), g.gpu_text, driver, g.system_text, "-", "excluded"))
         else:
@@ -105,9 +105,10 @@ def group_json(plan: FleetPlan, g: Group) -> dict:
     return {
         "name": g.name,
         "os": g.os.value, "arch": g.arch.value, "distro": g.first.distro, "release": g.first.release,
-        "gpus": [{"name": f.name or None, "model": f.model or None, "compute_capability": f.cc or None,
+        "gpus": [{"name": f.name or None, "model": f.model or None,
+                  "compute_capability": None if f.cc is None else str(f.cc),
                   "vendor": f.vendor, "gfx": f.gfx or None, "family": f.family or None} for f in g.gpus],
-        "driver": g.driver,
+        "driver": None if g.driver is None else str(g.driver),
         "members": [member_json(m) for m in g.members],
         "stack": index,
         "support": plan.stacks[index].support(g).value if index is not None else None,

@@ -270,8 +270,10 @@ class KnowledgeBase:
         one): what a GPU's driver floor and `show gpu` name."""
         return min((t for t in self.toolkits if t.max_cc >= gpu), key=lambda t: Version(t.version), default=None)
 
-    def arch_support_for(self, cc: str) -> ArchSupport | None:
-        return self.memo(("arch_support_for", cc), lambda: next((a for a in self.arch_support if cc in a.cc), None))
+    def arch_support_for(self, cc: ComputeCapability | str) -> ArchSupport | None:
+        text = str(cc)  # the tables spell compute capabilities as NVIDIA prints them
+        return self.memo(("arch_support_for", text),
+                         lambda: next((a for a in self.arch_support if text in a.cc), None))
 
     def platform_minimum(self, platform: str) -> PlatformMinimum | None:
         return next((p for p in self.platform_minimums if p.platform == platform), None)
@@ -312,13 +314,14 @@ class KnowledgeBase:
                      if origin == "refreshed" and fetched]
         return max([self.date, *refreshed])
 
-    def is_listed_cc(self, cc: str) -> bool:
+    def is_listed_cc(self, cc: ComputeCapability | str) -> bool:
         """Whether a GPU table (gpus.toml, drivers.toml's architectures) lists this compute capability."""
-        return cc in self.memo("known_cc_set", lambda: frozenset(self.known_ccs()))
+        return str(cc) in self.memo("known_cc_set", lambda: frozenset(self.known_ccs()))
 
     def known_ccs(self) -> list[str]:
         ccs = {g.cc for g in self.gpus} | {c for a in self.arch_support for c in a.cc}
         return sorted(ccs, key=ComputeCapability.parse)
 
-    def representative_gpu(self, cc: str) -> Gpu | None:
-        return next((g for g in self.gpus if g.cc == cc), None)
+    def representative_gpu(self, cc: ComputeCapability | str) -> Gpu | None:
+        text = str(cc)
+        return next((g for g in self.gpus if g.cc == text), None)

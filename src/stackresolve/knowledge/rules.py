@@ -197,39 +197,46 @@ def gpu_predates(release, gpu: ComputeCapability) -> bool:
 
 
 # -- drivers -------------------------------------------------------------------------------------------------
-def driver_branch(version: str) -> int:
+def _driver(version: DriverVersion | str) -> DriverVersion:
+    """A driver as a value: a request's comes typed; the knowledge base's minimums and a detection report's driver
+    are text its loader or probe already read with DriverVersion.parse (a probe's in its tolerant mode, so that
+    mode here: this is no edge, nothing new is refused)."""
+    return version if type(version) is DriverVersion else DriverVersion.parse(version, tolerant=True)
+
+
+def driver_branch(version: DriverVersion | str) -> int:
     """535 for '535.104.05'; a bare branch '580' is its own."""
-    return DriverVersion.parse(version).branch
+    return _driver(version).branch
 
 
-def driver_is_branch(version: str) -> bool:
+def driver_is_branch(version: DriverVersion | str) -> bool:
     """A bare branch ("525", as `--driver 525` gives it) rather than one release."""
-    return len(DriverVersion.parse(version).release) == 1
+    return len(_driver(version).release) == 1
 
 
-def driver_meets(given: str, minimum: str) -> bool:
+def driver_meets(given: DriverVersion | str, minimum: DriverVersion | str) -> bool:
     """A driver meets a minimum. A release does when it is at least the minimum; a bare branch stands for its
     releases (issue 32), so R525 meets any minimum inside R525 (from 525.60.13 on) or below it, and none above:
     NVIDIA numbers a branch's releases <branch>.<minor>[.<patch>] and a later branch is a higher number."""
-    have, need = DriverVersion.parse(given), DriverVersion.parse(minimum)
+    have, need = _driver(given), _driver(minimum)
     if len(have.release) == 1:
         return need.branch <= have.branch
     return have >= need
 
 
-def driver_order(version: str) -> tuple:
+def driver_order(version: DriverVersion | str) -> tuple:
     """The order of drivers by the minimums they meet (driver_meets), for "the lowest driver" of several machines:
     a release by its number; a bare branch after every release of it (it meets any minimum inside it), before the
     next branch."""
-    parsed = DriverVersion.parse(version)
+    parsed = _driver(version)
     return (parsed.branch, 1, ()) if len(parsed.release) == 1 else (parsed.branch, 0, parsed.release)
 
 
-def branch_release_needed(given: str, minimum: str) -> str | None:
+def branch_release_needed(given: DriverVersion | str, minimum: str) -> str | None:
     """For a driver given as a branch: the release inside it a minimum asks for ("525.60.13" for R525 and
     minimum 525.60.13), None when the minimum is below the branch (any of its releases will do) or `given` is a
     release."""
-    have, need = DriverVersion.parse(given), DriverVersion.parse(minimum)
+    have, need = _driver(given), _driver(minimum)
     if len(have.release) == 1 and need.branch == have.branch and len(need.release) > 1:
         return minimum
     return None

@@ -21,7 +21,8 @@ DOTTED = re.compile(rf"{NUMBER}(?:\.{NUMBER})+")  # "535.104.05", "12.4": two pa
 
 
 def is_dotted_version(text: str | None) -> bool:
-    """Whether `text` is a version of two parts or more within the rule (535.104.05, 12.4, 8.6)."""
+    """Whether `text` is a version of two parts or more within the rule (12.4, 12.4.131, nvidia-smi's own version).
+    A compute capability and a driver version have their own parser (model/values.py), one per fact."""
     return isinstance(text, str) and DOTTED.fullmatch(text) is not None
 
 
@@ -49,32 +50,3 @@ def parse_version(text: str, max_digits: int = MAX_DIGITS):
         return Version(text)
     except InvalidVersion:
         return None
-
-
-# The one rule per fact for text from a flag, an environment variable or a probe (issue 32: a value the flag
-# refuses must not pass as STACKRESOLVE_GPU_CC or from nvidia-smi).
-# A compute capability: NVIDIA numbers the minor with one digit (CUDA C++ Programming Guide, Compute
-# Capabilities: 5.0 ... 12.1), so "8.12" names none.
-COMPUTE_CAPABILITY = re.compile(r"[0-9]{1,2}\.[0-9]")  # "8.6", "12.0"
-# A driver: NVIDIA prints "535.104.05", "572.60", older "96.43"; a bare branch is three digits ("580").
-DRIVER_VERSION = re.compile(r"[0-9]{2,4}\.[0-9]{1,3}(?:\.[0-9]{1,3})?|[0-9]{3}")
-
-
-def is_compute_capability(text: str | None) -> bool:
-    return isinstance(text, str) and COMPUTE_CAPABILITY.fullmatch(text) is not None
-
-
-def read_compute_capability(text: str | None) -> str | None:
-    """A compute capability as a flag, an environment variable or a probe gives it, normalised: '8.6', 'sm_86'
-    and '86' -> '8.6', 'sm_120' -> '12.0'; None when it is none ('8.12', '8', 'banana')."""
-    if not isinstance(text, str):
-        return None
-    value = text.strip().removeprefix("sm_")
-    if 2 <= len(value) <= 3 and value.isascii() and value.isdigit():  # "86" / "120" as in sm_86, sm_120
-        value = f"{value[:-1]}.{value[-1]}"
-    return value if is_compute_capability(value) else None
-
-
-def is_driver_version(text: str | None) -> bool:
-    """Whether `text` is an NVIDIA driver version or a bare branch ('535.104.05', '572.60', '580'), not '1.2'."""
-    return isinstance(text, str) and DRIVER_VERSION.fullmatch(text) is not None

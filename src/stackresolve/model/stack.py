@@ -1,7 +1,13 @@
 """The resolved stack: one typed value per component, each with the reason and the fact behind it.
 
 The resolver builds a Stack once; the install plans, every emitter, the lock, `check`, `doctor`, `matrix` and
-`explain` only read it. `to_json()` keeps the "stackresolve/plan@1" shape (fields are only ever added)."""
+`explain` only read it. `to_json()` keeps the "stackresolve/plan@1" shape (fields are only ever added): a value
+(a compute capability) prints as the text it was read from.
+
+The model layer imports nothing above it, type-only imports included: what the stack holds of the knowledge base
+(a pip pin, the CUDA code in a build) and the request it answers are named by the little they are read for, as
+Protocols a type checker sees (knowledge.model.Pitfall, knowledge.model.CompiledArch and request.Request have
+those attributes)."""
 
 from __future__ import annotations
 
@@ -11,10 +17,29 @@ from typing import TYPE_CHECKING
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.record import record
+from stackresolve.model.values import ComputeCapability
 
 if TYPE_CHECKING:  # pragma: no cover
-    from stackresolve.knowledge.model import CompiledArch, Pitfall
-    from stackresolve.request import Request
+    from typing import Protocol
+
+    class PipPin(Protocol):
+        """A pip requirement the stack adds (knowledge.model.Pitfall)."""
+
+        requirement: str
+        why: str
+        source: str
+
+    class CompiledCode(Protocol):
+        """The CUDA code a build carries (knowledge.model.CompiledArch): "8.6"-style compute capabilities."""
+
+        sass: tuple[str, ...]
+        ptx: tuple[str, ...]
+        source: str
+
+    class AskedRequest(Protocol):
+        """The request a resolution answers (request.Request), as the plan document prints it."""
+
+        def to_json(self) -> dict: ...
 
 
 @record
@@ -182,13 +207,13 @@ class GpuEntry:
     """One requested GPU and how the stack runs on it."""
 
     name: str | None
-    cc: str
+    cc: ComputeCapability
     architecture: str
     support: GpuSupport
     source: str
 
     def to_json(self) -> dict:
-        return {"name": self.name, "compute_capability": self.cc, "architecture": self.architecture,
+        return {"name": self.name, "compute_capability": str(self.cc), "architecture": self.architecture,
                 "support": self.support.value, "source": self.source}
 
 
@@ -197,14 +222,14 @@ class GpuPin:
     """The weakest requested GPU and the worst support over all of them."""
 
     name: str | None
-    cc: str | None
+    cc: ComputeCapability | None
     support: GpuSupport
     why: str
     source: str
 
     def to_json(self) -> dict:
-        return {"name": self.name, "compute_capability": self.cc, "support": self.support.value, "why": self.why,
-                "source": self.source}
+        return {"name": self.name, "compute_capability": None if self.cc is None else str(self.cc),
+                "support": self.support.value, "why": self.why, "source": self.source}
 
 
 @record
@@ -216,8 +241,8 @@ class Stack:
     driver: DriverPin | None
     gpu: GpuPin
     gpus: tuple[GpuEntry, ...] = ()
-    pip_pins: tuple["Pitfall", ...] = ()
-    compiled: "CompiledArch | None" = field(default=None, compare=False)  # the CUDA code in the build
+    pip_pins: tuple["PipPin", ...] = ()
+    compiled: "CompiledCode | None" = field(default=None, compare=False)  # the CUDA code in the build
 
     @property
     def tf_version(self) -> str:  # the framework's version (TensorFlow's name kept for old callers)
@@ -262,7 +287,7 @@ class Stack:
 class Alternative:
     stack: Stack
     why: str
-    request: "Request"
+    request: "AskedRequest"
 
     def to_json(self) -> dict:
         return {"stack": self.stack.to_json(), "why": self.why, "request": self.request.to_json()}
@@ -280,7 +305,7 @@ class ConflictCause:
 
 @record
 class Resolution:
-    request: "Request"
+    request: "AskedRequest"
     stack: Stack | None
     findings: tuple[Finding, ...]
     alternatives: tuple[Alternative, ...]

@@ -6,13 +6,16 @@ Plain classes with `__slots__`, not dataclasses or NamedTuples: defining one cos
 unlike a NamedTuple a value never equals a bare tuple or a value of another kind (ComputeCapability(8, 6) is no
 CudaLine(8, 6)), and never turns silently into a JSON list.
 
-Text is read by the project's number rule (model/numbers.py): ASCII digits only, at most MAX_DIGITS a part."""
+Text is read by the project's number rule (model/numbers.py): ASCII digits only, at most MAX_DIGITS a part. Each
+value has ONE parser, `parse`, which every way text comes in uses (a flag, an environment variable, a probe's
+reading, a lock, a fleet file, the knowledge base), as rattler's EnvOverride reads one variable one way: a text one
+of them refuses is refused by all, with the same `ValueTextError` saying what is accepted."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from stackresolve.model.numbers import MAX_DIGITS
+from stackresolve.model.numbers import MAX_DIGITS, quoted
 
 
 def _numbers(text: str) -> tuple[int, ...] | None:
@@ -26,11 +29,24 @@ def _numbers(text: str) -> tuple[int, ...] | None:
     return tuple(int(p) for p in parts)
 
 
-def _parsed(text: str, what: str, parts: int | None = None) -> tuple[int, ...]:
-    """`_numbers(text)`, of exactly `parts` numbers where given; ValueError naming `what` otherwise."""
+class ValueTextError(ValueError):
+    """Text that is not the value asked for. `str()` is one line: the text, what it is not, what is accepted;
+    `what` and `accepted` let a caller word the line for its way in ("--gpu-cc '8.12': not a compute capability;
+    use ...", "STACKRESOLVE_GPU_CC='8.12' is not ...")."""
+
+    def __init__(self, text: object, what: str, accepted: str) -> None:
+        self.text = text if isinstance(text, str) else repr(text)
+        self.quoted = quoted(self.text)
+        self.what = what  # "a compute capability"
+        self.accepted = accepted  # "use major.minor, e.g. 8.6 (...)"
+        super().__init__(f"{self.quoted}: not {what}; {accepted}")
+
+
+def _parsed(text: str, what: str, accepted: str, parts: int | None = None) -> tuple[int, ...]:
+    """`_numbers(text)`, of exactly `parts` numbers where given; ValueTextError otherwise."""
     numbers = _numbers(text)
     if numbers is None or (parts is not None and len(numbers) != parts):
-        raise ValueError(f"not {what}: {text!r}")
+        raise ValueTextError(text, what, accepted)
     return numbers
 
 
@@ -110,12 +126,25 @@ class ComputeCapability(_Pair):
     12.0), as NVIDIA's CUDA GPU list and the CUDA C++ Programming Guide (Compute Capabilities) number them."""
 
     __slots__ = ()
+    ACCEPTED = "use major.minor, e.g. 8.6 (a one-digit minor; sm_86 also works)"
 
     @staticmethod
     @lru_cache(maxsize=256)
     def parse(text: str) -> "ComputeCapability":
-        """'8.6' -> ComputeCapability(8, 6); ValueError for anything else ('8', '8.6.1', '８.６')."""
-        return ComputeCapability(*_parsed(text, "a compute capability", parts=2))
+        """The one reading of a compute capability, wherever it comes from: '8.6', and as nvcc and the wheels'
+        architecture lists name it, 'sm_86' (-> 8.6), 'sm_120' (-> 12.0); surrounding blanks ignored.
+        ValueTextError for anything else: NVIDIA numbers the minor with one digit and the major with at most two
+        (CUDA C++ Programming Guide, Compute Capabilities: 5.0 ... 12.1), so '8.12', '8.6.1', '８.６' and 'banana'
+        name none, and a bare number ('10': 10.0 or sm_10?) is refused rather than guessed."""
+        value = text.strip() if isinstance(text, str) else text
+        if isinstance(value, str) and value.startswith("sm_"):
+            digits = value[3:]
+            if 2 <= len(digits) <= 3 and digits.isascii() and digits.isdigit():
+                value = f"{digits[:-1]}.{digits[-1]}"  # sm_86, sm_120
+        major, dot, minor = value.partition(".") if isinstance(value, str) else ("", "", "")
+        if not (dot and 1 <= len(major) <= 2 and len(minor) == 1):
+            raise ValueTextError(text, "a compute capability", ComputeCapability.ACCEPTED)
+        return ComputeCapability(*_parsed(value, "a compute capability", ComputeCapability.ACCEPTED, parts=2))
 
     @property
     def sm(self) -> str:
@@ -133,7 +162,7 @@ class CudaLine(_Pair):
     @lru_cache(maxsize=256)
     def parse(text: str) -> "CudaLine":
         """'12.4' / '12.4.131' / '10' -> the line; ValueError for anything else ('12.x', '')."""
-        numbers = _parsed(text, "a CUDA version")
+        numbers = _parsed(text, "a CUDA version", "use e.g. 12.4 or 12.4.131")
         return CudaLine(numbers[0], numbers[1] if len(numbers) > 1 else 0)
 
 
@@ -153,11 +182,31 @@ class DriverVersion(_Value):
         object.__setattr__(self, "release", release)
         self._set_key(key)
 
+    ACCEPTED = "use e.g. 470.82.01, 535.98 or a branch such as 580"
+
     @staticmethod
     @lru_cache(maxsize=256)
-    def parse(text: str) -> "DriverVersion":
-        """'535.104.05' / '580' -> the version; ValueError for anything else."""
-        return DriverVersion(text, _parsed(text, "a driver version"))
+    def parse(text: str, tolerant: bool = False) -> "DriverVersion":
+        """The one reading of a driver version, wherever it comes from (surrounding blanks ignored): as NVIDIA
+        prints one, a branch of two to four digits and one or two parts of at most three ('535.104.05', '572.60',
+        older '96.43'), or a bare branch of three digits ('580', as plans print a branch floor), which stands for
+        the branch's releases (knowledge.rules.driver_meets). ValueTextError for anything else ('abc', '550.',
+        '1.2').
+
+        `tolerant`: what a probe may legitimately read as well, any version of two parts or more (a Windows
+        display driver's own numbering, 32.0.15.6094, as WSL2 and the Windows registry report it): still refuses
+        what is no version at all ('abc', '550.'), so such a reading is a finding, never a value."""
+        value = text.strip() if isinstance(text, str) else text
+        numbers = _numbers(value)
+        if numbers is not None:
+            parts = value.split(".")
+            if len(parts) == 1:
+                ok = len(parts[0]) == 3
+            else:
+                ok = len(parts) <= 3 and 2 <= len(parts[0]) <= 4 and all(1 <= len(p) <= 3 for p in parts[1:])
+            if ok or (tolerant and len(parts) >= 2):
+                return DriverVersion(value, numbers)
+        raise ValueTextError(text, "an NVIDIA driver version", DriverVersion.ACCEPTED)
 
     @property
     def branch(self) -> int:

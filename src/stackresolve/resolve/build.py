@@ -31,7 +31,6 @@ from stackresolve.knowledge.rules import (
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import CudaPin, CudnnPin, DriverPin, FrameworkPin, GpuEntry, GpuPin, PythonPin, Stack
-from stackresolve.model.values import DriverVersion
 from stackresolve.model.versionlist import version_span
 from stackresolve.request import Request
 from stackresolve.resolve.candidates import (
@@ -347,7 +346,7 @@ def _newer_loadable(kb: KnowledgeBase, compiled: str, chosen: str, cuda: str) ->
 def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
                toolkit: CudaToolkit) -> tuple[DriverPin, list[Finding]]:
     findings: list[Finding] = []
-    detected = request.driver
+    detected = None if request.driver is None else str(request.driver)  # DriverPin keeps the text
     branches = [int(s.last_branch) for g in request.gpus
                 if (s := kb.arch_support_for(g.cc)) is not None and s.last_branch]
     max_branch = min(branches) if branches else None
@@ -504,7 +503,7 @@ def driver_branch_findings(kb: KnowledgeBase, request: Request) -> tuple[Finding
     numbered apart from the table's branches, so only Linux's are judged."""
     if not request.driver or request.driver_os is not Os.LINUX:
         return ()
-    branch = DriverVersion.parse(request.driver).branch
+    branch = request.driver.branch
     state, record = branch_lifecycle(kb.driver_branches, branch, kb.date)
     supported = supported_branches(kb.driver_branches, kb.date)
     names = ", ".join(f"R{b.branch} ({b.designation}, end of life {b.end_of_life})" for b in supported)

@@ -48,7 +48,8 @@ from stackresolve.resolve.solve import UNSOLVABLE, resolve_with_findings, solve
 def conflict_causes(request: Request, exc: Exception) -> list:
     """The requirements that really take part in a conflict (resolvelib's causes), leaving out the driver
     requirements the installed driver meets (they are not a side of it)."""
-    installed = DriverCandidate(Version(request.driver), None) if request.driver else None
+    # the resolver's driver candidates are packaging Versions (resolve/candidates.py)
+    installed = DriverCandidate(Version(str(request.driver)), None) if request.driver else None
     return [info for info in getattr(exc, "causes", ())
             if not (info.requirement.name == "driver" and installed is not None and info.requirement.is_satisfied_by(installed))]
 
@@ -332,15 +333,14 @@ def driver_upgrade(kb: KnowledgeBase, request: Request, keep, seen: set[str]) ->
     """The smallest driver upgrade that opens a stack for this request (one `keep` accepts)."""
     if not request.driver or request.cpu_only:
         return None
-    current = DriverVersion.parse(request.driver)
+    current = request.driver
     pool = requested_framework_candidates(kb, replace(request, driver=None))
     # a fix the machine can take: no driver past the GPUs' last branch (Kepler: R470); a branch (--driver 525)
     # already stands for its later releases, so only a later branch is an upgrade
     newest = newest_supported_driver(kb, request)
     ceiling = DriverVersion.parse(newest.last_version) if newest is not None else None
-    floors = sorted({f for c in pool if (f := driver_floor(kb, request, c)) and DriverVersion.parse(f) > current
-                     and not driver_meets(request.driver, f)
-                     and (ceiling is None or DriverVersion.parse(f) <= ceiling)}, key=DriverVersion.parse)
+    floors = sorted({v for c in pool if (f := driver_floor(kb, request, c)) and (v := DriverVersion.parse(f)) > current
+                     and not driver_meets(current, v) and (ceiling is None or v <= ceiling)})
     for floor in floors:
         upgraded = replace(request, driver=floor)
         stack, findings = resolve_with_findings(kb, upgraded)
@@ -381,7 +381,7 @@ def native_alternatives(kb: KnowledgeBase, request: Request, stack: Stack, limit
     for the same line where they exist, the first newer line with machine code for the GPUs, the newest line,
     and the nearest older one."""
     line = Version(stack.framework.line)
-    ccs = ", ".join(sorted({g.cc for g in request.gpus}))
+    ccs = ", ".join(str(cc) for cc in sorted({g.cc for g in request.gpus}))  # by value: 8.6 before 10.0
     tries: list[tuple[Request, str]] = []
     if request.vendor is Vendor.STOCK:
         tries.append((replace(request, vendor=None), "NVIDIA's build of the same line (no longer maintained) runs "

@@ -150,7 +150,7 @@ class StackProvider(AbstractProvider):
 
     def _driver_candidate(self, reqs: list[DriverRequirement]) -> DriverCandidate:
         if self.request.driver:
-            installed = as_version(self.request.driver)
+            installed = as_version(str(self.request.driver))  # the candidates are packaging Versions
             if driver_is_branch(self.request.driver):
                 # A branch (--driver 525) stands for its releases (knowledge.rules.driver_meets): the candidate is
                 # the release inside it that the stack needs, never one of a later branch; a minor-version
@@ -294,7 +294,7 @@ def compat_floors(requirement) -> tuple:
     return compat if isinstance(compat, tuple) else (compat,) if compat is not None else ()
 
 
-def compute_capability_driver_floor(kb: KnowledgeBase, cc: str, driver_os: Os):
+def compute_capability_driver_floor(kb: KnowledgeBase, cc: ComputeCapability, driver_os: Os):
     """The driver of the first CUDA toolkit that targets compute capability `cc`, not its architecture's first:
     sm_86 came with CUDA 11.1, a year after Ampere's sm_80 in 11.0, so an RTX 3090 needs 11.1's 455.23 / 456.38
     (CUDA 11.1 release notes, Table 3; NVIDIA's CUDA Toolkit, Driver and Architecture Matrix). A driver older than
@@ -303,7 +303,7 @@ def compute_capability_driver_floor(kb: KnowledgeBase, cc: str, driver_os: Os):
     name = f"compute capability {cc}" + (f" ({support.architecture.capitalize()})" if support else "")
 
     def compute():
-        first = kb.first_toolkit_for(ComputeCapability.parse(cc))
+        first = kb.first_toolkit_for(cc)
         if first is None:
             return None
         driver = toolkit_driver(first, driver_os)
@@ -324,7 +324,7 @@ def own_driver_conflicts(kb: KnowledgeBase, request: Request) -> list[Requiremen
         if gpu.driver is None:
             continue
         floor = compute_capability_driver_floor(kb, gpu.cc, request.driver_os)
-        if floor is not None and DriverVersion.parse(gpu.driver) < DriverVersion.parse(floor[0]):
+        if floor is not None and gpu.driver < DriverVersion.parse(floor[0]):
             reqs.append(DriverPredatesGpu(f"{floor[1]}; {gpu.label} runs on driver {gpu.driver}", floor[2]))
     return reqs
 

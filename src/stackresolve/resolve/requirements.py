@@ -16,6 +16,7 @@ from packaging.version import Version
 
 from stackresolve.knowledge.rules import CUDNN_RULE_SOURCE, cuda_line_fits, cudnn_accepts, cudnn_rule_text
 from stackresolve.model.enums import Framework, GpuSupport, Os
+from stackresolve.model.values import DriverVersion
 from stackresolve.request import GpuTarget
 from stackresolve.resolve.candidates import (
     CudaCandidate,
@@ -314,7 +315,7 @@ class DriverInstalled(DriverRequirement):
 
     __slots__ = ()
 
-    def __init__(self, driver: str):
+    def __init__(self, driver: DriverVersion):
         super().__init__(f"driver {driver} is installed", "request")
 
     def is_satisfied_by(self, candidate: DriverCandidate) -> bool:

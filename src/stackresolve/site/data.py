@@ -151,7 +151,7 @@ def _request(kb: KnowledgeBase, fw: Framework, version: str, os_name: Os, cc: st
 
     spec, _ = read_version(kb, fw, version)
     given = RequestInput(fw, version, spec, os=os_name, cpu=cpu, driver=read_driver(driver or None),
-                         gpus=() if cc is None else (gpu_from_cc(kb, cc, "", "flag --gpu-cc"),),
+                         gpus=() if cc is None else (gpu_from_cc(kb, _cc_key(cc), "", "flag --gpu-cc"),),
                          vendor=None if vendor == "any" else Vendor(vendor))
     return build_request(kb, given, None)
 
