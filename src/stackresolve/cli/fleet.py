@@ -22,7 +22,9 @@ FLEET_TIMEOUT_ENV = "STACKRESOLVE_FLEET_TIMEOUT"
 
 
 def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], allow_cpu: bool,
-                       env_name: Optional[str], choice: str, machine_flags: dict[str, object]) -> None:
+                       env_name: Optional[str], choice: str, machine_flags: dict[str, object]) -> int:
+    """`plan --fleet`: gives the exit code (0, or 1 when no machine of the fleet gets a stack); bad input, a
+    deadline passed or a refused format end the command here (fail)."""
     from stackresolve.flags import parse_flags
     from stackresolve.fleet.decide import FleetTimeout, plan_fleet
     from stackresolve.fleet.grouping import group_members
@@ -60,7 +62,7 @@ def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], 
     code = Exit.OK if plan.stacks else Exit.FAILED
     if out is not None and out != "-":
         write_directory(Path(out), plan, kb, fmt, options)
-        raise typer.Exit(code)
+        return code
     if fmt == "text":
         from stackresolve.fleet.render import render_text
 
@@ -76,7 +78,7 @@ def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], 
         from stackresolve.emit import render_plan
 
         output(render_plan(fmt, plan.stacks[0].resolution, kb, options), None)
-    raise typer.Exit(code)
+    return code
 
 
 def fleet_deadline():

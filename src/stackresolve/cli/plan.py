@@ -73,14 +73,15 @@ def plan(
         fail("--lock goes with --format pip (or use --format pylock for a PEP 751 pylock.toml)")
     if fleet_stacks != "fewest" and not fleet:
         fail("--fleet-stacks chooses among the stacks of a fleet: it goes with --fleet")
-    if fleet:
+    if fleet:  # many machines: the fleet's own command, never the one-machine plan below
         from stackresolve.cli.fleet import plan_fleet_command
 
-        plan_fleet_command(fleet, Flags(tf=tf, torch=torch, jax=jax, python=python, cudnn=cudnn, vendor=vendor,
-                                        with_driver=with_driver),
-                           "pylock" if full_lock else fmt, out, allow_cpu, env_name, fleet_stacks,
-                           {"--os": os, "--gpu": gpu, "--gpu-cc": gpu_cc, "--driver": driver, "--arch": arch,
-                            "--cpu": cpu})
+        code = plan_fleet_command(fleet, Flags(tf=tf, torch=torch, jax=jax, python=python, cudnn=cudnn,
+                                               vendor=vendor, with_driver=with_driver),
+                                  "pylock" if full_lock else fmt, out, allow_cpu, env_name, fleet_stacks,
+                                  {"--os": os, "--gpu": gpu, "--gpu-cc": gpu_cc, "--driver": driver, "--arch": arch,
+                                   "--cpu": cpu})
+        raise typer.Exit(code)
     kb = knowledge()
     flags = Flags(tf=tf, torch=torch, jax=jax, os=os, arch=arch, gpu=gpu, gpu_cc=gpu_cc, driver=driver, python=python, cudnn=cudnn,
                   cpu=cpu, vendor=vendor, with_driver=with_driver)
@@ -92,8 +93,9 @@ def plan(
         fail(str(exc))
     resolution = resolve(kb, request)
     if full_lock or fmt == "pylock":
-        emit_full_lock(resolution, kb, "pylock.toml" if fmt == "pylock" else "requirements.txt", index_url, out,
-                       upgrade)
+        code = emit_full_lock(resolution, kb, "pylock.toml" if fmt == "pylock" else "requirements.txt", index_url,
+                              out, upgrade)
+        raise typer.Exit(code)
     command = command_line(click.get_current_context(), leave_out=("fmt", "out"))
     # the PowerShell script's usage line runs the file -o writes it to
     script_file = out.replace("\\", "/").rsplit("/", 1)[-1] if fmt == "powershell" and out not in (None, "-") else None
@@ -115,10 +117,10 @@ def previous_full_lock(out: Optional[str]) -> Optional[str]:
 
 
 def emit_full_lock(resolution, kb, fmt: str, index_url: Optional[str], out: Optional[str],
-                   upgrade: bool = False) -> None:
+                   upgrade: bool = False) -> int:
     """The whole transitive set pinned with hashes, resolved by uv for the plan's Python and platform. When -o names
     a full lock written before, uv gets it as its output file and keeps its pins where they still fit (a re-lock),
-    unless --upgrade; what of the user's uv settings the lock set aside is said on stderr."""
+    unless --upgrade; what of the user's uv settings the lock set aside is said on stderr. Gives the exit code."""
     import sys
 
     from stackresolve.emit.header import comment_header
@@ -129,7 +131,7 @@ def emit_full_lock(resolution, kb, fmt: str, index_url: Optional[str], out: Opti
         from stackresolve.emit import render_plan
 
         sys.stderr.write(render_plan("text", resolution, kb))
-        raise typer.Exit(Exit.FAILED)
+        return Exit.FAILED
     plan = pip_plan.decide(resolution)
     from stackresolve.cli.app import progress_reporter
     from stackresolve.fulllock import uv_platform
@@ -160,5 +162,5 @@ def emit_full_lock(resolution, kb, fmt: str, index_url: Optional[str], out: Opti
         header += "# NVIDIA wheels this lock pins: " + ", ".join(f"{k}=={v}" for k, v in
                                                                  sorted(lock.cuda_wheels.items())) + "\n"
     output(header + lock.text, out)
-    raise typer.Exit(Exit.OK)
+    return Exit.OK
 
