@@ -19,10 +19,11 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from stackresolve.model.enums import Arch, Os
+from stackresolve.model.record import record
 from stackresolve.plan.pip import PipPlan
 
 TIMEOUT = 600
@@ -48,7 +49,7 @@ class LockFailed(Exception):
     """uv ran and could not resolve (no consistent set, the index unreachable, the time limit)."""
 
 
-@dataclass(frozen=True)
+@record
 class FullLock:
     text: str
     fmt: str

@@ -34,7 +34,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +48,8 @@ from packaging.utils import (
     parse_wheel_filename,
 )
 from packaging.version import Version
+
+from stackresolve.model.record import record
 
 if TYPE_CHECKING:  # pragma: no cover
     import email.message
@@ -103,7 +105,7 @@ class MetadataUnavailable(PackageIndexError):
     """Neither a PEP 658 metadata file nor a range-readable wheel was available."""
 
 
-@dataclass(frozen=True)
+@record
 class IndexFile:
     """One file of a project, as the PEP 691 JSON lists it (URL made absolute)."""
 

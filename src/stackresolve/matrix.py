@@ -4,7 +4,6 @@ resolved."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import lru_cache
 
 from packaging.specifiers import SpecifierSet
@@ -12,7 +11,7 @@ from packaging.specifiers import SpecifierSet
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.rules import arch_predates, toolkit_predates
 from stackresolve.model.enums import Framework, Os, Severity, Vendor
-from stackresolve.model.record import replace
+from stackresolve.model.record import record, replace
 from stackresolve.model.values import ComputeCapability
 from stackresolve.request import Request
 from stackresolve.resolve import resolve
@@ -20,7 +19,7 @@ from stackresolve.resolve.candidates import as_version, support_on
 from stackresolve.resolve.provider import compute_capability_driver_floor, wsl_driver_floor
 
 
-@dataclass(frozen=True)
+@record
 class Cell:
     line: str
     os: str

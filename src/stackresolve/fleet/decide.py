@@ -20,7 +20,7 @@ answer's stacks are then resolved once more over their groups' own GPUs, as one 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
 
 from packaging.version import Version
@@ -28,19 +28,20 @@ from packaging.version import Version
 from stackresolve.fleet.model import Group
 from stackresolve.knowledge.rules import driver_order
 from stackresolve.model.enums import GpuSupport, Severity
+from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution, Stack
 from stackresolve.request import Request, gpu_from_cc
 
 NO_GPU = "no NVIDIA GPU: pass --allow-cpu to plan the CPU build for it"
 
 
-@dataclass(frozen=True)
+@record
 class Exclusion:
     group: Group
     reason: str
 
 
-@dataclass(frozen=True)
+@record
 class FleetStack:
     resolution: Resolution  # of the request over all its groups
     groups: tuple[Group, ...]
@@ -72,7 +73,7 @@ def support_rank(support: GpuSupport) -> int:
     return order.index(support) if support in order else 0
 
 
-@dataclass(frozen=True)
+@record
 class FleetPlan:
     request: Request  # the target, as asked, before any machine
     groups: tuple[Group, ...]

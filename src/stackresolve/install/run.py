@@ -31,6 +31,7 @@ from typing import Callable
 from stackresolve.detect.runner import CommandNotFound, CommandOutputTooLarge, CommandTimeout
 from stackresolve.install.python import NOT_RUN, FoundPython, download_python, find_python, interpreter
 from stackresolve.install.target import InstallTarget, refuse_pip_first
+from stackresolve.model.record import record
 from stackresolve.request import InputError
 
 MARKER = ".stackresolve-install.json"
@@ -57,7 +58,7 @@ class InstallFailed(Exception):
         self.code = code
 
 
-@dataclass(frozen=True)
+@record
 class InstallOptions:
     venv: Path
     installer: str = "auto"  # auto | uv | pip
@@ -516,7 +517,7 @@ class PythonMismatch(InputError):
         self.found = found
 
 
-@dataclass(frozen=True)
+@record
 class Host:
     """This machine, as install needs it (detected by the caller: install itself reads no system file)."""
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from packaging.version import InvalidVersion, Version
 
 from stackresolve.lock import LockedStack, field_error, parse_lock
 from stackresolve.model.enums import Framework, Os
+from stackresolve.model.record import record
 from stackresolve.request import InputError
 
 # The header plan writes above a full lock (cli/plan.py emit_full_lock).
@@ -32,7 +33,7 @@ FRAMEWORK_DISTRIBUTIONS = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class InstallTarget:
     label: str  # what is installed, for messages: "tensorflow==2.15.1"
     requirements: tuple[str, ...]  # requirement lines, without index options

@@ -56,6 +56,7 @@ def release_line(version: str) -> str:
     return f"{v.major}.{v.minor}"
 
 
+# Not @record (the record idiom): ordered, hash cached, never equal to a tuple; see the docstring above.
 class _Value:
     """An immutable value ordered, compared and hashed by its `_key`, only against values of its own kind."""
 

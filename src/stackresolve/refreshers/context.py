@@ -6,10 +6,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from stackresolve import index as idx
+from stackresolve.model.record import record
 
 
 class Unreachable(RuntimeError):
@@ -24,7 +24,7 @@ class RefreshTimeout(RuntimeError):
     pass
 
 
-@dataclass(frozen=True)
+@record
 class KindResult:
     kind: str
     status: str  # refreshed | unreachable | failed
