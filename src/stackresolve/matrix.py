@@ -62,6 +62,7 @@ def _line_facts(kb: KnowledgeBase, request: Request, line: str, os_name: str) ->
            request.apple_gpu is not None)
 
     def compute() -> tuple:
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         from stackresolve.resolve.candidates import cudnn_pool
         from stackresolve.resolve.pool import line_candidates, release_lines
         from stackresolve.resolve.provider import framework_dependencies
@@ -106,6 +107,7 @@ def _cudnn_admitted(kb: KnowledgeBase, cudnn: str | None) -> tuple:
     """The lowest compute capabilities (arch_min) of the cuDNN releases the request's own requirements admit
     (--cudnn): the request fails at once when none of them supports the GPU."""
     def compute() -> tuple:
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         from stackresolve.resolve.candidates import cudnn_pool
         from stackresolve.resolve.requirements import CudnnAsked
 
@@ -320,6 +322,7 @@ def build_matrix(kb: KnowledgeBase, request: Request, systems: list[str]) -> lis
 
 def _build_matrix(kb: KnowledgeBase, request: Request, systems: list[str], asked: int) -> list[Cell]:
     cells = []
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from stackresolve.resolve.pool import release_lines
 
     nvidia = Vendor.NVIDIA.value
