@@ -133,6 +133,7 @@ class FleetTimeout(Exception):
 def plan_fleet(kb, base: Request, groups: list[Group], allow_cpu: bool = False, choice: str = FEWEST,
                deadline=None) -> FleetPlan:
     """`deadline` (anything with .expired()) is checked before every resolution: FleetTimeout past it."""
+    # lazy: start-up (only this path needs resolve)
     from stackresolve.resolve import resolve
 
     decider = Decider(kb, base, deadline, len(groups))
@@ -212,6 +213,7 @@ class Decider:
     def stack(self, first: Group, profile: Profile) -> Stack | None:
         """The stack one request over the groups of this profile gets (`first`: one of them, for OS and
         architecture), when it stays native wherever one of them is native alone; else None."""
+        # lazy: start-up (only this path needs resolve)
         from stackresolve.resolve import resolve_stack
 
         key = (first.os, first.arch, profile.request_key)
@@ -223,6 +225,7 @@ class Decider:
 
     def resolution(self, groups: list[Group], alone: dict[str, Resolution]) -> Resolution:
         """The full resolution of the request over these groups (every machine's GPUs named), for the answer."""
+        # lazy: start-up (only this path needs resolve)
         from stackresolve.resolve import resolve
 
         if len(groups) == 1:
