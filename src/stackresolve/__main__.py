@@ -18,6 +18,7 @@ import sys
 
 def program() -> None:
     gc.disable()
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from stackresolve.cli import main
 
     try:

@@ -222,6 +222,7 @@ def _newest(versions: list[str]) -> str:
 
 
 def show_cuda_data(kb: KnowledgeBase, version: str) -> dict:
+    # lazy: start-up (only this path needs knowledge.rules)
     from stackresolve.knowledge.rules import cuda_line_fits
     from stackresolve.model.values import CudaLine
 
@@ -307,6 +308,7 @@ def show_cudnn_text(kb: KnowledgeBase, version: str) -> str:
 
 
 def show_driver_data(kb: KnowledgeBase, version: str) -> dict:
+    # lazy: start-up (only this path needs flags, knowledge.rules)
     from stackresolve.flags import read_driver
     from stackresolve.knowledge.rules import branch_lifecycle, driver_meets
 
@@ -369,6 +371,7 @@ def show_driver_text(kb: KnowledgeBase, version: str) -> str:
 
 
 def show_gpu_data(kb: KnowledgeBase, query: str) -> dict:
+    # lazy: start-up (only this path needs knowledge.rules)
     from stackresolve.flags import read_cc
     from stackresolve.knowledge.rules import unlisted_cc_rule
 

@@ -360,6 +360,7 @@ def apply_flags(kb: "KnowledgeBase", machine: "Machine | None",
                 flags: MachineFlags) -> tuple["Machine", frozenset[str]]:
     """The machine with the flags' facts in place of detected ones (an empty machine when nothing was detected),
     and the facts the flags gave."""
+    # lazy: start-up (only this path needs detect.model)
     from dataclasses import replace
 
     from stackresolve.detect.model import CudnnInfo, DriverInfo, GpuInfo, Machine, OSInfo, PythonInfo, ToolkitInfo

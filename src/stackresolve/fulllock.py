@@ -19,10 +19,11 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from stackresolve.model.enums import Arch, Os
+from stackresolve.model.record import record
 from stackresolve.plan.pip import PipPlan
 
 TIMEOUT = 600
@@ -48,7 +49,7 @@ class LockFailed(Exception):
     """uv ran and could not resolve (no consistent set, the index unreachable, the time limit)."""
 
 
-@dataclass(frozen=True)
+@record
 class FullLock:
     text: str
     fmt: str
@@ -77,6 +78,7 @@ UV_OVERRIDDEN = {
 def uv_binary(env=os.environ) -> str:
     """The uv executable: the `uv` Python package (stackresolve[lock]) or one on PATH."""
     try:
+        # lazy: optional: present only where that tool is installed
         from uv import find_uv_bin
 
         return find_uv_bin()
@@ -108,6 +110,7 @@ def compile_lock(pip: PipPlan, fmt: str = "requirements.txt", *, index: str | No
     """Resolve the plan's requirements with uv for its Python and platform, with hashes. `previous`: the lock this
     one replaces (its text), handed to uv as its output file so that pins that still fit are kept (uv's own
     re-lock), unless `upgrade`. `env`: the environment (default os.environ), kept but for UV_OVERRIDDEN."""
+    # lazy: start-up (only this path needs index)
     from stackresolve.index import index_url
 
     if not pip.requirements:
@@ -115,6 +118,7 @@ def compile_lock(pip: PipPlan, fmt: str = "requirements.txt", *, index: str | No
     if pip.pre_install:
         raise LockUnavailable(f"{pip.requirements[0]} comes from NVIDIA's own index (through "
                               f"{', '.join(pip.pre_install)}), which a lock cannot name")
+    # lazy: start-up (only this path needs emit.script)
     from stackresolve.emit.script import requirement_lines
 
     request = pip.resolution.request

@@ -34,7 +34,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +48,8 @@ from packaging.utils import (
     parse_wheel_filename,
 )
 from packaging.version import Version
+
+from stackresolve.model.record import record
 
 if TYPE_CHECKING:  # pragma: no cover
     import email.message
@@ -103,7 +105,7 @@ class MetadataUnavailable(PackageIndexError):
     """Neither a PEP 658 metadata file nor a range-readable wheel was available."""
 
 
-@dataclass(frozen=True)
+@record
 class IndexFile:
     """One file of a project, as the PEP 691 JSON lists it (URL made absolute)."""
 
@@ -150,6 +152,7 @@ class IndexFile:
 def pip_default_index_url() -> str:
     """pip's built-in default index (read from pip itself; this project never writes the host)."""
     try:
+        # lazy: optional: present only where that tool is installed
         from pip._internal.models.index import PyPI
     except Exception as exc:  # pip absent, or its internals moved
         raise PackageIndexError(
@@ -218,6 +221,7 @@ def pip_config_files(
 def pip_config_index_url(files: Iterable[str | os.PathLike[str]]) -> str | None:
     """``index-url`` from pip config files given lowest precedence first: ``[install]`` beats
     ``[global]``; a later file beats an earlier one within a section; empty values are ignored."""
+    # lazy: start-up (configparser, only this path)
     import configparser
     import locale
 
@@ -245,6 +249,7 @@ def insecure_url(url: str) -> bool:
     """Whether fetching `url` could be changed on the way: anything but https, a local file, or plain http to this
     machine itself (pip's own secure origins: localhost, 127.0.0.0/8, ::1; pip refuses other plain-http hosts
     unless told --trusted-host)."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import ipaddress
     from urllib.parse import urlsplit
 
@@ -298,6 +303,7 @@ def make_session(*, retries: int = 5, backoff_factor: float = 0.5,
     """A ``requests.Session`` that retries connection errors and 429/5xx answers (honouring
     Retry-After) through urllib3's ``Retry`` on a mounted ``HTTPAdapter``. With a ``deadline`` (a
     ``time.monotonic()`` value) no retry starts, and no wait between retries lasts, past it."""
+    # lazy: start-up (requests and urllib3, only for the network)
     import requests
     from requests.adapters import HTTPAdapter
 
@@ -323,6 +329,7 @@ def make_session(*, retries: int = 5, backoff_factor: float = 0.5,
 @lru_cache(maxsize=1)
 def _retry_class():
     """urllib3's Retry, stopped by a deadline (urllib3 copies a Retry for every attempt through ``new``)."""
+    # lazy: start-up (requests and urllib3, only for the network)
     import time
 
     from urllib3.util.retry import Retry
@@ -354,6 +361,7 @@ def request_timeout(deadline: float | None) -> tuple[float, float]:
     Raises TimeoutError when nothing is left."""
     if deadline is None:
         return DEFAULT_TIMEOUT
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import time
 
     left = deadline - time.monotonic()
@@ -379,6 +387,7 @@ def project_files(
     timeout: float | tuple[float, float] = DEFAULT_TIMEOUT,
 ) -> list[IndexFile]:
     """All files of project ``name`` from the index's PEP 691 JSON page, in the index's order."""
+    # lazy: start-up (requests and urllib3, only for the network)
     import requests
 
     base = index_url(index)
@@ -413,6 +422,7 @@ def project_files(
 
 
 def _parse_metadata(data: bytes) -> email.message.Message:
+    # lazy: start-up (the email package, only to read wheel metadata)
     import email.parser
     import email.policy
 
@@ -420,6 +430,7 @@ def _parse_metadata(data: bytes) -> email.message.Message:
 
 
 def _check_hashes(data: bytes, hashes: Mapping[str, str], what: str) -> None:
+    # lazy: start-up (hashlib, only this path)
     import hashlib
 
     for algo, expected in hashes.items():
@@ -502,6 +513,7 @@ class _HTTPRangeFile(io.RawIOBase):
 def _metadata_from_wheel_ranges(
     file: IndexFile, session: requests.Session, timeout: float | tuple[float, float]
 ) -> bytes:
+    # lazy: start-up (zipfile, only this path)
     import zipfile
 
     name, version, _, _ = parse_wheel_filename(file.filename)
@@ -527,6 +539,7 @@ def wheel_metadata(
     """The core metadata of a wheel: the PEP 658 ``.metadata`` file when the index offers it (verified
     against the hash the index gives), else (``range_fallback``) the wheel's ``*.dist-info/METADATA``
     read through HTTP range requests."""
+    # lazy: start-up (requests and urllib3, only for the network)
     import zipfile
 
     import requests
@@ -572,6 +585,7 @@ def extra_requirements(metadata: email.message.Message, extra: str, platform: st
     """What ``pip install name[extra]`` adds on a platform and Python: the ``Requires-Dist`` entries whose marker
     holds with the extra and not without it (packaging.markers evaluates them), without their markers, in
     metadata order, deduplicated (``nvidia-cudnn-cu12==8.9.4.25``)."""
+    # lazy: start-up (packaging.requirements ~8 ms)
     from packaging.requirements import InvalidRequirement, Requirement
 
     with_extra = marker_environment(platform, python, canonicalize_name(extra))
@@ -616,6 +630,7 @@ def platform_buckets(platform_tag: str) -> frozenset[str]:
 @lru_cache(maxsize=1)
 def _mac_platform_tags() -> dict[str, frozenset[str]]:
     """Every macOS platform tag pip accepts on each CPU, from packaging.tags (macOS 10.0 ... 30)."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from packaging.tags import mac_platforms
 
     return {"macos_x86_64": frozenset(mac_platforms((30, 0), "x86_64")),
@@ -634,6 +649,7 @@ def _abis(version: str) -> list[str]:
 
 @lru_cache(maxsize=None)
 def _supported_tags(version: str, platform_tag: str) -> frozenset[Tag]:
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from packaging.tags import compatible_tags, cpython_tags
 
     major, minor = (int(p) for p in version.split("."))
@@ -659,6 +675,7 @@ def wheel_support(
     """``{platform: (python, ...)}`` for one wheel: the CPython versions (from ``pythons``) on which pip
     would install it on each of ``PLATFORMS``, honouring the file's Requires-Python. Platforms the wheel
     does not cover are absent. Raises ``packaging.utils.InvalidWheelFilename`` for a bad name."""
+    # lazy: start-up (packaging.specifiers, only this path)
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     _, _, _, tags = parse_wheel_filename(filename)

@@ -141,6 +141,7 @@ def _utf16_parts(data: bytes) -> list[tuple[bool, bytes]]:
     """`data` cut into (is UTF-16, bytes) parts. The runs of UTF-16 are found by their zero bytes; a stretch
     outside them is UTF-16 too (characters beyond Latin-1: "中" is 2D 4E) when it has an even length and no
     one-byte line end, and one-byte text (UTF-8) otherwise: what cmd `>>` appends ends with its own line end."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import re
 
     big_endian = data.startswith(b"\xfe\xff")
@@ -265,12 +266,14 @@ def _one_line(exc: Exception) -> str:
 
 
 def _parse_json(text: str):
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import json
 
     return json.loads(text)
 
 
 def _parse_toml(text: str):
+    # lazy: start-up (the TOML reader, only where TOML is read)
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10
@@ -280,6 +283,7 @@ def _parse_toml(text: str):
 
 
 def _parse_yaml(text: str):
+    # lazy: start-up (PyYAML ~10 ms)
     import yaml
 
     # The pure-Python safe loader: plain data only, and its recursion ends in RecursionError (libyaml's compiled

@@ -156,6 +156,7 @@ _KIND_NAMES = {str: "a string", dict: "an object", list: "a list", bool: "true o
 def parse_lock(text: str, name: str) -> LockedStack:
     """A lock file's text -> LockedStack; InputError (one line, naming the field and the file) when it is not a
     stackresolve lock or is damaged."""
+    # lazy: start-up (only this path needs inputs)
     from stackresolve.inputs import StructuredInputError, parse_structured
 
     try:
@@ -202,6 +203,7 @@ def parse_lock(text: str, name: str) -> LockedStack:
 
 
 def _framework_name(r: _Reader, framework: dict) -> str:
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from stackresolve.model.enums import Framework
 
     name = r.get(framework, "name", "check.framework", optional=True) or Framework.TENSORFLOW.value

@@ -4,7 +4,6 @@ resolved."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import lru_cache
 
 from packaging.specifiers import SpecifierSet
@@ -12,7 +11,7 @@ from packaging.specifiers import SpecifierSet
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.rules import arch_predates, toolkit_predates
 from stackresolve.model.enums import Framework, Os, Severity, Vendor
-from stackresolve.model.record import replace
+from stackresolve.model.record import record, replace
 from stackresolve.model.values import ComputeCapability
 from stackresolve.request import Request
 from stackresolve.resolve import resolve
@@ -20,7 +19,7 @@ from stackresolve.resolve.candidates import as_version, support_on
 from stackresolve.resolve.provider import compute_capability_driver_floor, wsl_driver_floor
 
 
-@dataclass(frozen=True)
+@record
 class Cell:
     line: str
     os: str
@@ -63,6 +62,7 @@ def _line_facts(kb: KnowledgeBase, request: Request, line: str, os_name: str) ->
            request.apple_gpu is not None)
 
     def compute() -> tuple:
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         from stackresolve.resolve.candidates import cudnn_pool
         from stackresolve.resolve.pool import line_candidates, release_lines
         from stackresolve.resolve.provider import framework_dependencies
@@ -107,6 +107,7 @@ def _cudnn_admitted(kb: KnowledgeBase, cudnn: str | None) -> tuple:
     """The lowest compute capabilities (arch_min) of the cuDNN releases the request's own requirements admit
     (--cudnn): the request fails at once when none of them supports the GPU."""
     def compute() -> tuple:
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         from stackresolve.resolve.candidates import cudnn_pool
         from stackresolve.resolve.requirements import CudnnAsked
 
@@ -321,6 +322,7 @@ def build_matrix(kb: KnowledgeBase, request: Request, systems: list[str]) -> lis
 
 def _build_matrix(kb: KnowledgeBase, request: Request, systems: list[str], asked: int) -> list[Cell]:
     cells = []
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from stackresolve.resolve.pool import release_lines
 
     nvidia = Vendor.NVIDIA.value

@@ -139,6 +139,7 @@ METAPACKAGE_MAX_BYTES = 256 * 1024
 def applicable_requirements(meta: Any, platform: str, python: str) -> list:
     """The Requires-Dist entries (packaging Requirements) that apply on ``platform`` with ``python`` and no extra
     (markers evaluated); entries packaging cannot read are skipped."""
+    # lazy: start-up (packaging.requirements ~8 ms)
     from packaging.requirements import InvalidRequirement, Requirement
 
     env = idx.marker_environment(platform, python)
@@ -164,6 +165,7 @@ def platform_requirements(meta: Any, platform: str, python: str) -> list[str]:
 
 
 def _req_name(requirement: str) -> str:
+    # lazy: start-up (packaging.requirements ~8 ms)
     from packaging.requirements import Requirement
 
     return Requirement(requirement).name
@@ -253,6 +255,7 @@ def build_records(
 def render_toml(generated: str, records: Sequence[Mapping[str, Any]], origin: str = "") -> str:
     """The file's text: a header comment, then the records in KEY_ORDER, written by tomli-w. `origin` is
     "refreshed" for a user's copy (`stackresolve refresh`), absent for the shipped file."""
+    # lazy: start-up (tomli-w, only where TOML is written)
     import tomli_w
 
     ordered = [{k: r[k] for k in [k for k in KEY_ORDER if k in r] + sorted(k for k in r if k not in KEY_ORDER)}

@@ -12,6 +12,7 @@ from stackresolve.cli.app import COMMANDS, Exit, app, one_line
 def main() -> None:
     """The `stackresolve` program: exit 0 success, 1 no stack / check failed, 2 bad input, 3 output not written
     (or a bug), 130 interrupted; never a Python traceback (STACKRESOLVE_DEBUG=1 shows one for a bug)."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import click
 
     for stream in (sys.stdout, sys.stderr):
@@ -19,6 +20,7 @@ def main() -> None:
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError):
             pass
+    # lazy: start-up (a command imports only what it runs: cli.terminal)
     from stackresolve.cli.terminal import guard_standard_streams
 
     guard_standard_streams()  # nothing from a probe, a log or a file reaches the terminal as control characters
@@ -40,6 +42,7 @@ def main() -> None:
         sys.stderr.write("stackresolve: interrupted\n")
         code = Exit.INTERRUPTED
     except BrokenPipeError:
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         from stackresolve.cli.app import _silence_stdout
 
         _silence_stdout()

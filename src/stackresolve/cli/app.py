@@ -76,6 +76,7 @@ class CommandGroup(click.Group):
         instruction = os.environ.get(complete_var)
         if not instruction:
             return
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         from typer.completion import completion_init, shell_complete
 
         completion_init()
@@ -84,6 +85,7 @@ class CommandGroup(click.Group):
     def resolve_command(self, ctx: click.Context, args: list[str]):
         name = args[0] if args else ""
         if name and not name.startswith("-") and name not in COMMANDS:
+            # lazy: no start-up gain (already loaded by then); kept beside its use
             import difflib
 
             close = difflib.get_close_matches(name, COMMANDS, n=1)
@@ -104,6 +106,7 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 
 def _no_cache(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if value:
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         import os
 
         os.environ["STACKRESOLVE_NO_CACHE"] = "1"  # read by the knowledge snapshot, for this process only
@@ -114,6 +117,7 @@ def _completion(action: str):
 
     def callback(ctx: click.Context, param: click.Parameter, value: bool) -> None:
         if value and not ctx.resilient_parsing:
+            # lazy: no start-up gain (already loaded by then); kept beside its use
             from typer import completion
 
             completion.completion_init()
@@ -154,6 +158,7 @@ def one_line(text: str) -> str:
 
 
 def knowledge():
+    # lazy: start-up (a command imports only what it runs: knowledge.loader)
     from stackresolve.knowledge.loader import KnowledgeError, knowledge as load
 
     try:
@@ -178,6 +183,7 @@ def output(text: str, path: Optional[str], executable: bool = False) -> None:
         return
     if not path.strip():
         fail(f"-o {path!r}: no file named; give a file, or '-' for standard output")
+    # lazy: start-up (a command imports only what it runs: files)
     from stackresolve.files import write_output
 
     try:
@@ -200,6 +206,7 @@ def write_stdout(text: str) -> None:
 
 def _silence_stdout() -> None:
     """After a failed write, point stdout at /dev/null so that the interpreter's final flush stays quiet."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import os
 
     try:
@@ -211,6 +218,7 @@ def _silence_stdout() -> None:
 def read_input(name: str, limit: int, *, what: str, keep_tail: bool = False):
     """A file the user named (or "-" for standard input) through the one input layer (stackresolve.inputs):
     regular files only, at most `limit` bytes; anything else is one line and exit 2."""
+    # lazy: start-up (a command imports only what it runs: inputs)
     from stackresolve.inputs import InputTooLarge, NotARegularFile, read_text
 
     label = "standard input" if name == "-" else repr(name)
@@ -230,6 +238,7 @@ def detect_machine(no_detect: bool = False, python_exe: Optional[str] = None, gp
     up by name in the knowledge base; one found only on the PCI bus (no driver yet) by its PCI id."""
     if no_detect:
         return None
+    # lazy: start-up (a command imports only what it runs: detect, knowledge.loader)
     from stackresolve.detect import detect_machine as probe
     from stackresolve.knowledge.loader import nvidia_pci_ids
 
@@ -278,11 +287,13 @@ def progress_reporter(stream=None):
     stream = stream or sys.stderr
     if not stream.isatty():
         return lambda _message: None
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import time
 
     started = time.monotonic()
 
     def show(message: str) -> None:
+        # lazy: start-up (a command imports only what it runs: emit.header)
         from stackresolve.emit.header import one_line as printable  # no control character reaches the terminal
 
         stream.write(f"stackresolve: [{time.monotonic() - started:5.1f} s] {one_line(printable(message))} ...\n")
@@ -303,6 +314,7 @@ def not_a_choice(value: str, allowed, flag: str) -> str:
 
 
 def closest(value: str, allowed) -> Optional[str]:
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from difflib import get_close_matches
 
     near = get_close_matches(value, allowed, n=1)
@@ -331,6 +343,7 @@ class Choice(click.Choice):
         if ctx is not None and ctx.resilient_parsing:  # completing: nothing is printed
             return value
         if self.parse is not None:
+            # lazy: start-up (a command imports only what it runs: request)
             from stackresolve.request import InputError
 
             try:
@@ -344,9 +357,11 @@ class Choice(click.Choice):
 
 
 def os_choice() -> Choice:
+    # lazy: start-up (a command imports only what it runs: model.enums)
     from stackresolve.model.enums import Os
 
     def parse(value: str):
+        # lazy: start-up (a command imports only what it runs: flags)
         from stackresolve.flags import parse_os
 
         return parse_os(value)
@@ -357,6 +372,7 @@ def os_choice() -> Choice:
 def command_line(ctx: click.Context, leave_out: tuple[str, ...] = ()) -> str:
     """The command as the user typed it, shell-quoted: the options given on the command line (in the command's
     order, by their long names), less the parameters named in `leave_out`."""
+    # lazy: start-up (shlex, only this path)
     import shlex
 
     from click.core import ParameterSource
@@ -397,6 +413,7 @@ def _json_flag(ctx: click.Context, _param: click.Parameter, value: bool) -> None
 
 
 def _json_format(ctx: click.Context, value: str) -> str:
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from click.core import ParameterSource
 
     if not ctx.meta.get("stackresolve.json"):
@@ -408,6 +425,7 @@ def _json_format(ctx: click.Context, value: str) -> str:
 
 def plan_formats() -> tuple[str, ...]:
     """What plan prints: the format registry's formats (stackresolve.plan.formats), or the JSON document."""
+    # lazy: start-up (a command imports only what it runs: plan.formats)
     from stackresolve.plan.formats import NAMES
 
     return (*NAMES, "json")
@@ -415,6 +433,7 @@ def plan_formats() -> tuple[str, ...]:
 
 def fix_plan_formats() -> tuple[str, ...]:
     """What explain and doctor can print: their own text or JSON, or a fix plan in an install format."""
+    # lazy: start-up (a command imports only what it runs: plan.formats)
     from stackresolve.plan.formats import FIX_PLANS
 
     return ("text", "json", *FIX_PLANS)
@@ -426,6 +445,7 @@ STALE_AFTER_DAYS = 120
 def warn_if_stale(kb, framework: str = "tensorflow", macos: bool = False) -> None:
     """A plan built on old data says so, per kind of data the plan used (on stderr: the plan itself stays as it
     is)."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import datetime
 
     today = datetime.date.today()
@@ -442,12 +462,14 @@ def warn_if_stale(kb, framework: str = "tensorflow", macos: bool = False) -> Non
 def emit_resolution(resolution, kb, fmt: str, out: Optional[str], options=None) -> None:
     """Print (or write) one format of a resolution; an impossible target prints its explanation, exit 1; a format
     that cannot express the stack is bad input (one line naming the formats that can, exit 2, nothing written)."""
+    # lazy: start-up (a command imports only what it runs: emit, plan)
     from stackresolve.emit import FormatRefused, plan_set, render_plan
     from stackresolve.plan import PlanOptions
 
     options = options or PlanOptions()
     warn_if_stale(kb, resolution.request.framework.value, resolution.request.os.value == "macos")
     if fmt == "json":
+        # lazy: start-up (a command imports only what it runs: emit.plan_document)
         from stackresolve.emit import plan_document
 
         plans = plan_set(resolution, kb, options)
@@ -460,6 +482,7 @@ def emit_resolution(resolution, kb, fmt: str, out: Optional[str], options=None) 
             sys.stderr.write(render_plan("text", resolution, kb))
             raise typer.Exit(Exit.FAILED)
         fail(str(exc))
+    # lazy: start-up (a command imports only what it runs: plan.formats)
     from stackresolve.plan.formats import BY_NAME
 
     output(text, out, executable=BY_NAME[fmt].executable)

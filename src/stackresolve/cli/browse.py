@@ -26,6 +26,7 @@ def matrix(
 ) -> None:
     """For every release line of a framework (TensorFlow; --torch, --jax): whether and how it runs on this GPU
     and OS."""
+    # lazy: start-up (a command imports only what it runs: flags, matrix, ...)
     from stackresolve.flags import Flags, parse_flags
     from stackresolve.matrix import build_matrix, render_json, render_text
     from stackresolve.request import InputError, build_request
@@ -49,6 +50,7 @@ def gpus(
                             help="text or json."),
 ) -> None:
     """List the GPU models the knowledge base knows, with compute capability."""
+    # lazy: start-up (a command imports only what it runs: browse)
     from stackresolve.browse import gpus_json, gpus_text
 
     kb = knowledge()
@@ -66,6 +68,7 @@ def show(
                             help="text or json."),
 ) -> None:
     """Show what the knowledge base says about a release, driver or GPU, with sources."""
+    # lazy: start-up (a command imports only what it runs: browse, request)
     import json
 
     from stackresolve import browse

@@ -34,6 +34,7 @@ def check(
                             help="text or json."),
 ) -> None:
     """Compare this machine with a lock file: exit 0 when it matches, 1 with the differences."""
+    # lazy: start-up (a command imports only what it runs: check, flags, ...)
     from stackresolve.check import FACTS, check_lock, render_json, render_text
     from stackresolve.flags import MachineFlags, apply_flags
     from stackresolve.lock import parse_lock
@@ -66,6 +67,7 @@ def check(
 def _python_install_would_use(text: str, lock_file: str, python_exe: Optional[str]):
     """(target, the interpreter `install` would make the venv from or None, why none) for a lock: install's own
     python_to_use (--python-exe, else the first of the lock's Pythons this machine has)."""
+    # lazy: start-up (a command imports only what it runs: cli.install, detect.runner, ...)
     from stackresolve.cli.install import host
     from stackresolve.detect.runner import SubprocessRunner
     from stackresolve.fulllock import optional_uv
@@ -88,6 +90,7 @@ def _python_install_would_use(text: str, lock_file: str, python_exe: Optional[st
 
 def _python_to_be_used(machine, text: str, lock_file: str, python_exe: Optional[str]):
     """Before installing, the Python is the one `install` would use; none: check says so, with how to get one."""
+    # lazy: start-up (a command imports only what it runs: detect.model)
     from dataclasses import replace
 
     from stackresolve.detect.model import PythonInfo
@@ -102,6 +105,7 @@ def check_full_lock_python(text: str, lock_file: str, python: Optional[str], pyt
     """Before installing a full lock, the one thing to compare is the Python it was resolved for: named with
     --python, or the one `install` would use."""
     if python:
+        # lazy: start-up (a command imports only what it runs: cli.install, install.target, ...)
         from stackresolve.cli.install import host
         from stackresolve.install.target import read_target
         from stackresolve.request import InputError
@@ -116,6 +120,7 @@ def check_full_lock_python(text: str, lock_file: str, python: Optional[str], pyt
         ok = chosen is not None and chosen.minor == target.pythons[0]
         found = f"{chosen.version} ({chosen.how}: {chosen.executable})" if chosen else missing
     if fmt == "json":
+        # lazy: start-up (a command imports only what it runs: check)
         from stackresolve.check import CheckResult, Difference, render_json
 
         differences = () if ok else (Difference("python", target.pythons[0], found, found),)
@@ -130,6 +135,7 @@ def check_full_lock_python(text: str, lock_file: str, python: Optional[str], pyt
 
 
 def check_packages(text: str, lock_file: str, python_exe: Optional[str], fmt: str) -> None:
+    # lazy: start-up (a command imports only what it runs: check, request)
     from stackresolve.check import check_full_lock, parse_full_lock, render_json
     from stackresolve.request import InputError
 

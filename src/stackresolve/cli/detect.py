@@ -18,6 +18,7 @@ def detect(
 ) -> None:
     """Show what this machine has: GPUs, compute capability, driver, CUDA, cuDNN, Python, TensorFlow, PyTorch, JAX,
     OS."""
+    # lazy: start-up (a command imports only what it runs: detect)
     import json
 
     from stackresolve.detect import render_text

@@ -18,6 +18,7 @@ def doctor(
                             help="text, json, or the fix plan: pip, conda, apt, powershell, dockerfile."),
 ) -> None:
     """Diagnose the installed GPU stack; exit 0 when healthy, 1 when problems were found."""
+    # lazy: start-up (a command imports only what it runs: detect, doctor, ...)
     import json
 
     import os
@@ -45,6 +46,7 @@ def doctor(
     elif report.resolution is None or report.resolution.stack is None:
         fail("no stack to plan a fix for; see `stackresolve doctor` for the findings", Exit.FAILED)
     else:
+        # lazy: start-up (a command imports only what it runs: emit)
         from stackresolve.emit import FormatRefused, render_plan
 
         try:

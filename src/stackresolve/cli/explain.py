@@ -41,6 +41,7 @@ def explain(
     no_detect: bool = typer.Option(False, "--no-detect", help="Do not probe this machine for the fix plan."),
 ) -> None:
     """Turn an error message into its meaning, likely cause and fix (exit 1 when the text is not recognised)."""
+    # lazy: start-up (a command imports only what it runs: explain, flags, ...)
     from stackresolve.explain import (
         NOT_FIXED_BY_A_STACK, NOT_PLANNED_BY_EXPLAIN, FixOverrides, explain_text, fix_request, render_text,
     )
@@ -76,6 +77,7 @@ def explain(
     top = explanation.problems[0].category if explanation.problems else None
     planned = explanation.has_problem and top not in NOT_FIXED_BY_A_STACK + NOT_PLANNED_BY_EXPLAIN
     if planned:
+        # lazy: start-up (a command imports only what it runs: explain.plan)
         from stackresolve.explain.plan import fix_plan
 
         planned_fix = fix_plan(kb, fix, detect_machine(no_detect, gpu_only=True), top)
@@ -96,6 +98,7 @@ def explain(
                 framework = resolution.request.framework
                 body += f"(the log names no {framework.display} release: this fix assumes {framework.display} " \
                         f"{resolution.stack.framework.version}; {framework.flag} with yours plans for it)\n"
+            # lazy: start-up (a command imports only what it runs: plan.formats)
             from stackresolve.plan.formats import INSTALL_FORMATS
 
             # only the formats that can express this stack for the log's OS (no PowerShell for a Linux log)
@@ -107,6 +110,7 @@ def explain(
                 body += f"Install plan: {plan_command(resolution)} --format {formats}\n"
         output(body, None)
     elif fmt == "json":
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         import json
 
         doc = explanation.to_json_dict()
@@ -114,6 +118,7 @@ def explain(
         if notes:
             doc["input_notes"] = notes
         if resolution is not None:
+            # lazy: start-up (a command imports only what it runs: emit.plan_document)
             from stackresolve.emit import plan_document
 
             doc["fix_plan"] = plan_document.document(resolution, {})

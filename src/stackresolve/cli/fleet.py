@@ -22,7 +22,10 @@ FLEET_TIMEOUT_ENV = "STACKRESOLVE_FLEET_TIMEOUT"
 
 
 def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], allow_cpu: bool,
-                       env_name: Optional[str], choice: str, machine_flags: dict[str, object]) -> None:
+                       env_name: Optional[str], choice: str, machine_flags: dict[str, object]) -> int:
+    """`plan --fleet`: gives the exit code (0, or 1 when no machine of the fleet gets a stack); bad input, a
+    deadline passed or a refused format end the command here (fail)."""
+    # lazy: start-up (a command imports only what it runs: flags, fleet.decide, ...)
     from stackresolve.flags import parse_flags
     from stackresolve.fleet.decide import FleetTimeout, plan_fleet
     from stackresolve.fleet.grouping import group_members
@@ -60,8 +63,9 @@ def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], 
     code = Exit.OK if plan.stacks else Exit.FAILED
     if out is not None and out != "-":
         write_directory(Path(out), plan, kb, fmt, options)
-        raise typer.Exit(code)
+        return code
     if fmt == "text":
+        # lazy: start-up (a command imports only what it runs: fleet.render)
         from stackresolve.fleet.render import render_text
 
         output(render_text(plan), None)
@@ -73,14 +77,16 @@ def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], 
              if plan.stacks else "no machine of the fleet can run the target (--format text says why)",
              Exit.FAILED if not plan.stacks else Exit.BAD_INPUT)
     else:
+        # lazy: start-up (a command imports only what it runs: emit)
         from stackresolve.emit import render_plan
 
         output(render_plan(fmt, plan.stacks[0].resolution, kb, options), None)
-    raise typer.Exit(code)
+    return code
 
 
 def fleet_deadline():
     """The command's deadline: FLEET_SECONDS, or STACKRESOLVE_FLEET_TIMEOUT (seconds, > 0)."""
+    # lazy: start-up (a command imports only what it runs: detect.runner)
     import os
 
     from stackresolve.detect.runner import Deadline
@@ -99,6 +105,7 @@ def fleet_deadline():
 
 def read_sources(sources: list[str], lookup, vendor_lookup=None) -> list:
     """Every machine of every source: a file, '-', or a folder of detect reports (its *.json files)."""
+    # lazy: start-up (a command imports only what it runs: fleet.model, fleet.readers)
     from stackresolve.fleet.model import FleetInputError
     from stackresolve.fleet.readers import read_document
 
@@ -124,6 +131,7 @@ def read_sources(sources: list[str], lookup, vendor_lookup=None) -> list:
 
 def render_json(plan, kb, options) -> str:
     """The plan@1 document of the newest stack, with `fleet` added (every stack, group and exclusion)."""
+    # lazy: start-up (a command imports only what it runs: emit, emit.plan_document, ...)
     import json
 
     from stackresolve.emit import all_plans
@@ -135,6 +143,7 @@ def render_json(plan, kb, options) -> str:
     if plan.stacks:
         doc = document(plan.stacks[0].resolution, plans[0])
     else:
+        # lazy: start-up (a command imports only what it runs: model.stack)
         from stackresolve.model.stack import Resolution
 
         doc = document(Resolution(plan.request, None, (), (), kb.version), {})
@@ -149,6 +158,7 @@ FILE_LIKE_SUFFIXES = frozenset({".json", ".txt", ".yml", ".yaml", ".sh", ".ps1",
 def write_directory(folder: Path, plan, kb, fmt: str, options) -> None:
     """-o DIR: the table and the JSON document, and per stack every format (or the one asked for) and, for
     Kubernetes nodes, the nodeAffinity that selects its nodes."""
+    # lazy: start-up (a command imports only what it runs: emit, files, ...)
     from dataclasses import replace
 
     from stackresolve.emit import render_plan

@@ -51,6 +51,7 @@ def install(
 ) -> None:
     """Install a lock or a plan into a new virtual environment and prove it works: the framework imports and sees the
     GPU, and check agrees (exit 0 only then)."""
+    # lazy: start-up (a command imports only what it runs: fulllock, install.run, ...)
     from stackresolve.cli.app import choice
     from stackresolve.fulllock import optional_uv
     from stackresolve.install.run import (INSTALLERS, NETWORK_TIMEOUT, InstallFailed, InstallOptions,
@@ -78,6 +79,7 @@ def install(
                                  python_exe=python_exe, python_download=python_download, index_url=index_url,
                                  find_links=tuple(find_links or ()), no_index=no_index)
         uv = optional_uv()
+        # lazy: start-up (a command imports only what it runs: detect.runner)
         from stackresolve.detect.runner import SubprocessRunner
 
         differences = () if skip_machine_check else machine_differences(kb, target, lock, machine)
@@ -90,6 +92,7 @@ def install(
     except InputError as exc:
         fail(str(exc))
     except InstallFailed as exc:
+        # lazy: start-up (a command imports only what it runs: emit.header)
         from stackresolve.emit.header import one_line
 
         sys.stderr.write(f"stackresolve: error: {one_line(str(exc))}\n")
@@ -100,6 +103,7 @@ def install(
             sys.stderr.write(f"stackresolve: {one_line(hint)}\n")
         raise typer.Exit(exc.code)
     if fmt == "json":
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         import json
 
         output(json.dumps(report.to_json(), indent=2) + "\n", None)
@@ -110,6 +114,7 @@ def install(
 
 def _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu, vendor, no_detect):
     """Plan flags: resolve as `plan` does; no stack is exit 1 with the plan's own explanation."""
+    # lazy: start-up (a command imports only what it runs: flags, install.target, ...)
     from stackresolve.flags import Flags, request_from_flags
     from stackresolve.install.target import from_resolution, with_knowledge
     from stackresolve.resolve import resolve
@@ -120,6 +125,7 @@ def _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu, vendor, no_de
     request = request_from_flags(kb, flags, machine)
     resolution = resolve(kb, request)
     if resolution.stack is None:
+        # lazy: start-up (a command imports only what it runs: emit)
         from stackresolve.emit import render_plan
 
         sys.stderr.write(render_plan("text", resolution, kb))
@@ -130,6 +136,7 @@ def _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu, vendor, no_de
 
 
 def _from_file(kb, name: str, python: Optional[str]):
+    # lazy: start-up (a command imports only what it runs: install.target)
     from stackresolve.install.target import read_target, with_knowledge
 
     text = read_input(name, LOCK_LIMIT, what="lock file").text
@@ -140,6 +147,7 @@ def _from_file(kb, name: str, python: Optional[str]):
 def machine_differences(kb, target, lock, machine=None) -> tuple:
     """What `check --before-install` reports for this machine, before anything is made: the lock's GPUs and driver
     (a full lock records only whether it is a GPU stack). The OS and the Python are install's own first steps."""
+    # lazy: start-up (a command imports only what it runs: check)
     from stackresolve.check import Difference, check_lock
 
     machine = machine or detect_machine(gpu_only=True)
@@ -154,6 +162,7 @@ def machine_differences(kb, target, lock, machine=None) -> tuple:
 
 def _refuse_machine(target, options, differences, fmt: str) -> None:
     """Exit 1 with the machine check's differences; nothing was made."""
+    # lazy: start-up (a command imports only what it runs: install.run)
     from stackresolve.install.run import InstallReport
 
     report = InstallReport(target, options.venv)
@@ -162,10 +171,12 @@ def _refuse_machine(target, options, differences, fmt: str) -> None:
         ["pass --skip-machine-check to install anyway (`stackresolve check --before-install` shows the same)"]
     report.machine_check = [d.to_json() for d in differences]
     if fmt == "json":
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         import json
 
         output(json.dumps(report.to_json(), indent=2) + "\n", None)
     else:
+        # lazy: start-up (a command imports only what it runs: emit.header)
         from stackresolve.emit.header import one_line
 
         for line in report.findings:
@@ -177,6 +188,7 @@ def unreachable_index_hint(kb, target, exc, alternatives: tuple[str, ...]) -> st
     """When the installer could not reach NVIDIA's index (the stack's own), the other ways to this stack: the
     plan's own alternatives where install planned it, else the two the knowledge base always has (NVIDIA's NGC
     container, the stock build)."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import re
 
     if not kb.nvidia_index_url or kb.nvidia_index_url not in target.index_args or \
@@ -193,6 +205,7 @@ def unreachable_index_hint(kb, target, exc, alternatives: tuple[str, ...]) -> st
 
 def host():
     """This machine for install: its OS (WSL2 included) and Ubuntu release, from detect's os-release reader."""
+    # lazy: start-up (a command imports only what it runs: detect.fs, detect.osinfo, ...)
     from stackresolve.detect.fs import LocalFS
     from stackresolve.detect.osinfo import probe_os
     from stackresolve.install.run import Host
@@ -228,6 +241,7 @@ def _checker(kb, target, lock):
     full lock: every pinned package at its version)."""
 
     def run(python_exe: str):
+        # lazy: start-up (a command imports only what it runs: check)
         from stackresolve.check import FACTS, check_full_lock, check_lock
         from stackresolve.check import render_text as check_text
 
@@ -250,6 +264,7 @@ def export(
     out: Optional[str] = typer.Option(None, "-o", "--output", help="Write to this file instead of stdout."),
 ) -> None:
     """Print a lock's requirements file (index option first), for `pip install -r` or `uv pip install -r`."""
+    # lazy: start-up (a command imports only what it runs: emit.header, install.run, ...)
     from stackresolve.emit.header import one_line
     from stackresolve.install.run import requirements_text
     from stackresolve.install.target import from_lock_document, refuse_pip_first, with_knowledge
@@ -259,6 +274,7 @@ def export(
     text = read_input(lock_file, LOCK_LIMIT, what="lock file").text
     try:
         locked = parse_lock(text, lock_file)  # a full lock or anything else: its own one-line message
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         import json
 
         target = with_knowledge(from_lock_document(json.loads(text), text, lock_file), knowledge())

@@ -64,6 +64,7 @@ def plan(
 ) -> None:
     """Resolve a consistent stack for a TensorFlow, PyTorch or JAX target and print the plan (exit 1 when none
     exists)."""
+    # lazy: start-up (a command imports only what it runs: flags, plan, ...)
     from stackresolve.flags import Flags, request_from_flags
     from stackresolve.plan import PlanOptions, validate_env_name
     from stackresolve.request import InputError
@@ -73,14 +74,16 @@ def plan(
         fail("--lock goes with --format pip (or use --format pylock for a PEP 751 pylock.toml)")
     if fleet_stacks != "fewest" and not fleet:
         fail("--fleet-stacks chooses among the stacks of a fleet: it goes with --fleet")
-    if fleet:
+    if fleet:  # many machines: the fleet's own command, never the one-machine plan below
+        # lazy: start-up (a command imports only what it runs: cli.fleet)
         from stackresolve.cli.fleet import plan_fleet_command
 
-        plan_fleet_command(fleet, Flags(tf=tf, torch=torch, jax=jax, python=python, cudnn=cudnn, vendor=vendor,
-                                        with_driver=with_driver),
-                           "pylock" if full_lock else fmt, out, allow_cpu, env_name, fleet_stacks,
-                           {"--os": os, "--gpu": gpu, "--gpu-cc": gpu_cc, "--driver": driver, "--arch": arch,
-                            "--cpu": cpu})
+        code = plan_fleet_command(fleet, Flags(tf=tf, torch=torch, jax=jax, python=python, cudnn=cudnn,
+                                               vendor=vendor, with_driver=with_driver),
+                                  "pylock" if full_lock else fmt, out, allow_cpu, env_name, fleet_stacks,
+                                  {"--os": os, "--gpu": gpu, "--gpu-cc": gpu_cc, "--driver": driver, "--arch": arch,
+                                   "--cpu": cpu})
+        raise typer.Exit(code)
     kb = knowledge()
     flags = Flags(tf=tf, torch=torch, jax=jax, os=os, arch=arch, gpu=gpu, gpu_cc=gpu_cc, driver=driver, python=python, cudnn=cudnn,
                   cpu=cpu, vendor=vendor, with_driver=with_driver)
@@ -92,8 +95,9 @@ def plan(
         fail(str(exc))
     resolution = resolve(kb, request)
     if full_lock or fmt == "pylock":
-        emit_full_lock(resolution, kb, "pylock.toml" if fmt == "pylock" else "requirements.txt", index_url, out,
-                       upgrade)
+        code = emit_full_lock(resolution, kb, "pylock.toml" if fmt == "pylock" else "requirements.txt", index_url,
+                              out, upgrade)
+        raise typer.Exit(code)
     command = command_line(click.get_current_context(), leave_out=("fmt", "out"))
     # the PowerShell script's usage line runs the file -o writes it to
     script_file = out.replace("\\", "/").rsplit("/", 1)[-1] if fmt == "powershell" and out not in (None, "-") else None
@@ -105,6 +109,7 @@ def previous_full_lock(out: Optional[str]) -> Optional[str]:
     """The text of the full lock -o is about to replace (one this command wrote: its header says so), else None."""
     if not out or out == "-":
         return None
+    # lazy: start-up (a command imports only what it runs: inputs)
     from stackresolve.inputs import read_text
 
     try:
@@ -115,10 +120,11 @@ def previous_full_lock(out: Optional[str]) -> Optional[str]:
 
 
 def emit_full_lock(resolution, kb, fmt: str, index_url: Optional[str], out: Optional[str],
-                   upgrade: bool = False) -> None:
+                   upgrade: bool = False) -> int:
     """The whole transitive set pinned with hashes, resolved by uv for the plan's Python and platform. When -o names
     a full lock written before, uv gets it as its output file and keeps its pins where they still fit (a re-lock),
-    unless --upgrade; what of the user's uv settings the lock set aside is said on stderr."""
+    unless --upgrade; what of the user's uv settings the lock set aside is said on stderr. Gives the exit code."""
+    # lazy: start-up (a command imports only what it runs: emit.header, fulllock, ...)
     import sys
 
     from stackresolve.emit.header import comment_header
@@ -126,11 +132,13 @@ def emit_full_lock(resolution, kb, fmt: str, index_url: Optional[str], out: Opti
     from stackresolve.plan import pip as pip_plan
 
     if resolution.stack is None:
+        # lazy: start-up (a command imports only what it runs: emit)
         from stackresolve.emit import render_plan
 
         sys.stderr.write(render_plan("text", resolution, kb))
-        raise typer.Exit(Exit.FAILED)
+        return Exit.FAILED
     plan = pip_plan.decide(resolution)
+    # lazy: start-up (a command imports only what it runs: fulllock, index)
     from stackresolve.cli.app import progress_reporter
     from stackresolve.fulllock import uv_platform
     from stackresolve.index import index_url as pip_index
@@ -144,6 +152,7 @@ def emit_full_lock(resolution, kb, fmt: str, index_url: Optional[str], out: Opti
         fail(str(exc))
     except LockFailed as exc:
         fail(str(exc), Exit.FAILED)
+    # lazy: start-up (a command imports only what it runs: fulllock)
     from stackresolve.fulllock import UV_OVERRIDDEN
 
     for name in lock.overridden:
@@ -160,5 +169,5 @@ def emit_full_lock(resolution, kb, fmt: str, index_url: Optional[str], out: Opti
         header += "# NVIDIA wheels this lock pins: " + ", ".join(f"{k}=={v}" for k, v in
                                                                  sorted(lock.cuda_wheels.items())) + "\n"
     output(header + lock.text, out)
-    raise typer.Exit(Exit.OK)
+    return Exit.OK
 

@@ -19,6 +19,7 @@ def refresh(
 ) -> None:
     """Re-read every kind of data a machine can read into the user cache, each with its own date (used while not
     older than shipped)."""
+    # lazy: start-up (a command imports only what it runs: files, knowledge.refreshed, ...)
     import difflib
 
     from stackresolve.files import atomic_write_bytes

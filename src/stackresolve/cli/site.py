@@ -13,12 +13,14 @@ def site(
 ) -> None:
     """Write a static page that shows the matrix's answers for any GPU, driver and OS (open index.html from disk
     or any static host)."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import os
 
     if not out.strip():
         fail(f"-o {out!r}: no folder named; give the folder to write the page into")
     if os.path.exists(out) and not os.path.isdir(out):
         fail(f"-o {out!r}: is a file, not a folder; give a folder (it is made if missing)")
+    # lazy: start-up (a command imports only what it runs: site)
     from stackresolve.site import site_files, write_site
 
     kb = knowledge()

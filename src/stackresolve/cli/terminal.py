@@ -46,6 +46,7 @@ class SafeStream:
 
 def guard_standard_streams() -> None:
     """Route sys.stdout and sys.stderr through `safe` (called once, by the program's entry point)."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import sys
 
     for name in ("stdout", "stderr"):
@@ -75,6 +76,7 @@ def paint(text: str, stream) -> str:
     (and a JSON document always as is)."""
     if text.startswith("{") or not _ALARM.search(text) or not colour_wanted(stream):
         return text
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import click
 
     return _ALARM.sub(lambda m: click.style(m.group(0), fg=_STYLES[m.group(0).lower().rstrip("s")], bold=True),

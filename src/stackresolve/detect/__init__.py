@@ -68,6 +68,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def __getattr__(name: str):
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import importlib
 
     if name in _MODEL:

@@ -81,6 +81,7 @@ class LocalFS:
 
     def glob(self, pattern: str) -> list[str]:
         """Machine paths matching `pattern` (wildcards anywhere), sorted."""
+        # lazy: start-up (glob, only this path)
         import glob as _glob
 
         try:

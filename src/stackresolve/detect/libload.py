@@ -130,6 +130,7 @@ def probe_libraries(names: Iterable[str], search_dirs: Iterable[str] = (), *, ru
     dirs = [d for d in dict.fromkeys(search_dirs) if d]
     results: dict[str, tuple[bool, str]] = {}
     if deadline is None:
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         import os
 
         deadline = Deadline(budget_seconds(os.environ, timeout_total)[0])

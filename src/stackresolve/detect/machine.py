@@ -497,6 +497,7 @@ PCI_TIMEOUT = 3.0  # lspci or PowerShell (a cold PowerShell takes a second or tw
 
 def _probe_pci(system: str, fs, run, records: list, findings: list):
     """(probe name, [PciGpu]) from sysfs, `lspci -n` or PowerShell; None when there is nothing to read."""
+    # lazy: start-up (only this path needs detect.pci)
     from . import pci
 
     t0 = time.monotonic()
@@ -536,6 +537,7 @@ def _table_model(gpu_lookup, name: str | None):
     """(model name, cc) of a GPU name in the injected GPU table, or None."""
     if gpu_lookup is None or not name or name.endswith("..."):
         return None
+    # lazy: start-up (only this path needs detect.pci)
     from .pci import _lookup
 
     return _lookup(gpu_lookup, name)
@@ -545,6 +547,7 @@ def _identify(gpus: list[GpuInfo], pci_found, pci_table, gpu_lookup, records: li
               ) -> tuple[list[GpuInfo], list[tuple[GpuInfo, str]]]:
     """Fill compute capabilities from the GPU table (by name, then by PCI id) and add the GPUs only the PCI bus
     shows. Returns the GPUs and, for those still without a compute capability, why (for the finding)."""
+    # lazy: start-up (only this path needs detect.pci)
     from . import pci
 
     why: dict[int, str] = {}
@@ -641,6 +644,7 @@ def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None
         timeout_total.
     vendor_gpu_name: PCI id ("1002:74a1", "8086:56a0") -> model name of an AMD or Intel GPU, or None.
     """
+    # lazy: start-up (only this path needs detect.pyenv, detect.toolkit)
     from . import pyenv, toolkit
 
     fs = fs if fs is not None else LocalFS()
@@ -664,6 +668,7 @@ def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None
         os_info = probe_os(fs, env, system)
         _record(records, "os", "ok", f"{os_info.system} {os_info.distro or ''} {os_info.release or ''}".strip(), t0)
     except Exception as exc:  # pragma: no cover - defensive
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         from .model import OSInfo
 
         os_info = OSInfo(system=system or "unknown", source="failed")

@@ -133,6 +133,7 @@ class PythonInfo:
 
     def package(self, name: str) -> PackageInfo | None:
         """The installed distribution called `name` (any spelling: "typing_extensions", "Typing-Extensions")."""
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         import re
 
         wanted = re.sub(r"[-_.]+", "-", name).lower()

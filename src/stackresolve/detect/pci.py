@@ -132,6 +132,7 @@ def parse_windows_adapters(text: str | None) -> list[PciGpu]:
                 pairs.append((_first(item, ("Name", "FriendlyName", "Caption")),
                               _first(item, ("PNPDeviceID", "InstanceId", "DeviceID"))))
     elif stripped.startswith('"'):
+        # lazy: start-up (csv, only this path)
         import csv
         import io
 

@@ -43,6 +43,7 @@ def run_python_probe(python_exe: str | None, runner, records: list, findings: li
     """The probe's JSON document, or None (with a finding) when it could not be had."""
     t0 = time.monotonic()
     if _same_interpreter(python_exe):
+        # lazy: start-up (only this path needs detect._pyprobe)
         from . import _pyprobe
 
         try:
@@ -156,6 +157,7 @@ def frameworks(doc: dict | None, findings: list) -> list[FrameworkInfo]:
 
 
 def _tensorflow(dists: list, findings: list) -> list[FrameworkInfo]:
+    # lazy: start-up (only this path needs detect._pyprobe)
     from ._pyprobe import TF_DISTS
 
     out = []
@@ -278,6 +280,7 @@ def _release(version: str | None) -> tuple[int, ...] | None:
 
 
 def _jax(dists: list, findings: list) -> list[FrameworkInfo]:
+    # lazy: start-up (only this path needs detect._pyprobe)
     from ._pyprobe import JAX_CUDA_DIST
 
     jax = next((d for d in dists if d["name"] == "jax"), None)
@@ -310,6 +313,7 @@ def _jax(dists: list, findings: list) -> list[FrameworkInfo]:
 
 
 def _jax_findings(jax: dict | None, jaxlib: dict | None, plugins: list, vp: dict, findings: list) -> None:
+    # lazy: start-up (only this path needs detect._pyprobe)
     from ._pyprobe import JAX_CUDA_DIST
 
     jax_v, lib_v = (jax or {}).get("version"), (jaxlib or {}).get("version")

@@ -78,6 +78,7 @@ class SubprocessRunner:
         self.max_output = max_output
 
     def __call__(self, argv: Sequence[str], timeout: float) -> RunResult:
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         import subprocess
 
         argv = [str(a) for a in argv]
@@ -125,6 +126,7 @@ class _DeferredInterrupt:
         self._previous = None
 
     def __enter__(self):
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         import signal
         import threading
 
@@ -138,6 +140,7 @@ class _DeferredInterrupt:
 
     def __exit__(self, exc_type, exc, tb):
         if self._previous is not None:
+            # lazy: no start-up gain (already loaded by then); kept beside its use
             import signal
 
             signal.signal(signal.SIGINT, self._previous)
@@ -155,6 +158,7 @@ class _Reader:
     thread only waits on an event, so Ctrl-C interrupts it at once (on POSIX and Windows alike)."""
 
     def __init__(self, proc, limit: int):
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         import threading
 
         self.proc = proc
@@ -193,6 +197,7 @@ class _Reader:
 
     def wait(self, timeout: float) -> str:
         """"done" (exited, output read), "timeout" or "overflow"."""
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         import subprocess
 
         end = time.monotonic() + timeout
@@ -222,6 +227,7 @@ class _Reader:
 def _kill_group(proc) -> None:
     """Kill the command and everything it started in its session, then reap it. Never raises."""
     if os.name == "posix":
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         import signal
 
         try:
@@ -229,6 +235,7 @@ def _kill_group(proc) -> None:
         except (ProcessLookupError, PermissionError, OSError):
             pass
     else:  # pragma: no cover - Windows: the whole tree through taskkill, bounded like every other command
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         import subprocess
 
         try:

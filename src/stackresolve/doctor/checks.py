@@ -206,6 +206,7 @@ def and_cuda_pins(ctx: Context) -> list[Finding]:
         return []
     if not [p for p in py.packages if p.name.startswith("nvidia-")]:
         return []  # CUDA from the system: the CUDA check judged it
+    # lazy: start-up (packaging.requirements ~8 ms)
     from packaging.requirements import InvalidRequirement, Requirement
 
     wrong, missing = [], []

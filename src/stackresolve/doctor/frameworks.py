@@ -106,6 +106,7 @@ class FrameworkCheck:
         stack = self.resolution.stack if self.resolution else None
         plan = None
         if stack is not None:
+            # lazy: start-up (only this path needs emit.script, plan.pip)
             from stackresolve.emit.script import requirement_lines
             from stackresolve.plan.pip import decide
 
@@ -165,6 +166,7 @@ def jax_build(kb: KnowledgeBase, inst, version: str) -> InstalledBuild | None:
                         source=compiled.source) if compiled else None
     source = f"jax.toml [[compiled_arch]] {compiled.package}: {compiled.source.split(';')[0]}" if compiled else \
         "jax.toml [[compiled_arch]]"
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from stackresolve.knowledge.rules import cuda_line_fits
 
     every_minor = f"{inst.cuda.split('.')[0]}.x"  # jax's CUDA plugins are built per CUDA major
@@ -201,6 +203,7 @@ class Planner:
         else another; the installed release where one of its builds runs on this GPU, else the newest release
         that does; with this driver where one fits, else with a newer driver. Where nothing runs on this
         machine's GPU: the resolver's answer with its nearest stacks."""
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         from stackresolve.resolve import resolve
 
         machines = [self.machine]
@@ -221,6 +224,7 @@ class Planner:
 
     def installed(self, version: str) -> Resolution | None:
         """The plan for the installed release on this machine (what `plan --torch X` says here)."""
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         from stackresolve.resolve import resolve
 
         for python in dict.fromkeys((self.python, None)):
@@ -245,6 +249,7 @@ def _pip_command(kb: KnowledgeBase, resolution: Resolution, check_version: str, 
     """`pip install` of the plan's lines with its index option; first the uninstall pip needs: an installed
     torch 2.8.0 satisfies `torch==2.8.0` whatever index pip is given, and a JAX CUDA plugin stays loaded by a
     CPU-only jax."""
+    # lazy: start-up (only this path needs emit.script, plan.pip)
     from stackresolve.emit.script import requirement_lines
     from stackresolve.plan.pip import decide
 

@@ -38,6 +38,7 @@ class Verdict:
 
 def resolve_installed(kb: KnowledgeBase, request: Request, keep: Callable[[object], bool]) -> Verdict:
     """Resolve `request` over the builds `keep` accepts (FrameworkCandidate -> bool)."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from stackresolve.resolve import resolve
     from stackresolve.resolve.pool import requested_framework_candidates
 

@@ -78,6 +78,7 @@ class DoctorReport:
         }
 
     def render_text(self) -> str:
+        # lazy: start-up (only this path needs emit.findings)
         from stackresolve.emit.findings import finding_lines
 
         lines = []

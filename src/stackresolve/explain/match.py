@@ -324,6 +324,7 @@ _FALSE_ALARM_FIX = ("Nothing to fix: the warning can be ignored (a later release
 
 def _met(found: dict[str, str], wanted: dict[str, str]) -> bool:
     """Whether every component found in a version is at least the one wanted (all of them readable versions)."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from stackresolve.model.numbers import parse_version
 
     pairs = [(parse_version(found[c]), parse_version(wanted[c])) for c in found if c in wanted]
@@ -372,6 +373,7 @@ def _occurrences(error: KnownError, scan: _Text) -> list[re.Match[str]]:
 
 def _overlaps(spans: Sequence[tuple[int, int]], others: Sequence[tuple[int, int]]) -> bool:
     """Whether a span of `spans` overlaps one of `others` (sorted by start, none inside another's)."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from bisect import bisect_left
 
     starts = [start for start, _ in others]

@@ -40,6 +40,7 @@ def fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None",
     """The fix plan of an explained error. The machine is the one the log comes from: its OS, GPU and driver as
     the log shows them, else as detected here (a log that shows a GPU problem is planned for a GPU even where
     this machine has none)."""
+    # lazy: start-up (only this path needs flags, request)
     from stackresolve.flags import read_os
     from stackresolve.model.enums import Os
     from stackresolve.request import machine_os
@@ -57,6 +58,7 @@ def fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None",
 def log_gpus(kb: "KnowledgeBase", fix: FixRequest) -> tuple["GpuTarget", ...]:
     """The GPU the log shows, as a typed target: its compute capability where the log prints one (what a
     no-kernel-image error is about), else its model where the knowledge base knows the name; none otherwise."""
+    # lazy: start-up (only this path needs request)
     from stackresolve.flags import read_cc
     from stackresolve.model.values import ComputeCapability
     from stackresolve.request import GpuTarget, gpu_from_cc
@@ -77,6 +79,7 @@ def fix_request_for(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | No
     machine fills what the log leaves out, as `plan` does. `version` is one the knowledge base knows
     (`plannable`); what the log shows is read by the flags' parsers, and a Python, driver or OS they do not read
     is left to the machine."""
+    # lazy: start-up (only this path needs flags, request)
     from stackresolve.flags import read_driver, read_python, read_version
     from stackresolve.model.enums import Framework
     from stackresolve.request import RequestInput, build_request
@@ -99,6 +102,7 @@ def fix_request_for(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | No
 
 def plannable(kb: "KnowledgeBase", framework, version: str) -> bool:
     """Whether the knowledge base has a release of `framework` that `version` names ("latest" always)."""
+    # lazy: start-up (only this path needs flags)
     from stackresolve.flags import read_version
 
     if version == "latest":
@@ -110,6 +114,7 @@ def plannable(kb: "KnowledgeBase", framework, version: str) -> bool:
 def tf_fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None", os_name: "Os") -> FixPlan:
     """TensorFlow: the log's release where it names one; else the candidate lines its libraries point to, as one
     range, with the CUDA line those libraries ask for; the resolver picks the newest that fits the machine."""
+    # lazy: start-up (only this path needs resolve)
     from stackresolve.resolve import resolve
 
     from stackresolve.model.enums import Framework
@@ -155,10 +160,12 @@ def logged_build(fix: FixRequest):
     if fix.framework == "pytorch" and re.fullmatch(r"cu\d{2,3}", variant):
         return lambda c: c.variant == variant
     if fix.framework == "jax" and variant.startswith("cuda"):
+        # lazy: start-up (only this path needs detect.pyenv)
         from stackresolve.detect.pyenv import jaxlib_cuda
 
         cuda, _ = jaxlib_cuda(f"0+{variant}")  # as detect reads a jaxlib's local version: cuda111 is CUDA 11.1
         if cuda:
+            # lazy: no start-up gain (already loaded by then); kept beside its use
             from stackresolve.knowledge.rules import cuda_line_fits
 
             every_minor = f"{cuda.split('.')[0]}.x"  # a JAX CUDA plugin serves every minor of its major
@@ -172,6 +179,7 @@ def framework_fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine |
     one fixes it, else the build the resolver picks; for the GPU the log names, on the driver it names (a driver
     known only by the newest CUDA it supports, "found version 11040", is taken as the oldest driver that
     supports that CUDA); the log's Python where a build fits it."""
+    # lazy: start-up (only this path needs doctor.installed, resolve)
     from stackresolve.doctor.installed import resolve_installed
     from stackresolve.resolve import resolve
 

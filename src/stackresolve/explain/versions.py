@@ -51,6 +51,7 @@ def _add(values: list[str], value: str) -> None:
 
 
 def _version(value: str) -> Version | None:
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from stackresolve.model.numbers import parse_version
 
     return parse_version(value)  # None for what breaks the rule for numbers (a 5,000-digit "version" in a log)

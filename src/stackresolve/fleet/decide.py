@@ -20,7 +20,7 @@ answer's stacks are then resolved once more over their groups' own GPUs, as one 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
 
 from packaging.version import Version
@@ -28,19 +28,20 @@ from packaging.version import Version
 from stackresolve.fleet.model import Group
 from stackresolve.knowledge.rules import driver_order
 from stackresolve.model.enums import GpuSupport, Severity
+from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution, Stack
 from stackresolve.request import Request, gpu_from_cc
 
 NO_GPU = "no NVIDIA GPU: pass --allow-cpu to plan the CPU build for it"
 
 
-@dataclass(frozen=True)
+@record
 class Exclusion:
     group: Group
     reason: str
 
 
-@dataclass(frozen=True)
+@record
 class FleetStack:
     resolution: Resolution  # of the request over all its groups
     groups: tuple[Group, ...]
@@ -72,7 +73,7 @@ def support_rank(support: GpuSupport) -> int:
     return order.index(support) if support in order else 0
 
 
-@dataclass(frozen=True)
+@record
 class FleetPlan:
     request: Request  # the target, as asked, before any machine
     groups: tuple[Group, ...]
@@ -132,6 +133,7 @@ class FleetTimeout(Exception):
 def plan_fleet(kb, base: Request, groups: list[Group], allow_cpu: bool = False, choice: str = FEWEST,
                deadline=None) -> FleetPlan:
     """`deadline` (anything with .expired()) is checked before every resolution: FleetTimeout past it."""
+    # lazy: start-up (only this path needs resolve)
     from stackresolve.resolve import resolve
 
     decider = Decider(kb, base, deadline, len(groups))
@@ -225,6 +227,7 @@ class Decider:
     def stack(self, first: Group, profile: Profile) -> Stack | None:
         """The stack one request over the groups of this profile gets (`first`: one of them, for OS and
         architecture), when it stays native wherever one of them is native alone; else None."""
+        # lazy: start-up (only this path needs resolve)
         from stackresolve.resolve import resolve_stack
 
         key = (first.os, first.arch, profile.request_key)
@@ -236,6 +239,7 @@ class Decider:
 
     def resolution(self, groups: list[Group], alone: dict[str, Resolution]) -> Resolution:
         """The full resolution of the request over these groups (every machine's GPUs named), for the answer."""
+        # lazy: start-up (only this path needs resolve)
         from stackresolve.resolve import resolve
 
         if len(groups) == 1:

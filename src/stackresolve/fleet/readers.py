@@ -424,6 +424,7 @@ def read_inventory(text: str, origin: str, lookup: GpuLookup) -> list[Member]:
 
 
 def inventory_members(entry: dict, origin: str, lookup: GpuLookup) -> list[Member]:
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from difflib import get_close_matches
 
     for key in entry:

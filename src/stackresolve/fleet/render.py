@@ -137,6 +137,7 @@ def node_affinity(stack: FleetStack) -> str | None:
     """A pod spec's `affinity` that selects exactly the nodes of this stack's groups: one nodeSelectorTerm per
     group (terms are ORed, the expressions of a term ANDed), from the labels the group's nodes carry. None when a
     group was not read from Kubernetes nodes."""
+    # lazy: start-up (PyYAML ~10 ms)
     import yaml
 
     terms = []

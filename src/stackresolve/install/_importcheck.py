@@ -18,6 +18,7 @@ def _text(value):
 
 
 def check_tensorflow(out):
+    # lazy: the framework under check, in its own environment (may be absent or broken)
     import tensorflow as tf
 
     out["version"] = tf.__version__
@@ -26,6 +27,7 @@ def check_tensorflow(out):
         info = dict(tf.sysconfig.get_build_info())  # TF >= 2.3
     except Exception:
         try:
+            # lazy: the framework under check, in its own environment (may be absent or broken)
             from tensorflow.python.platform import build_info  # TF 1.x - 2.2
 
             info = {"cuda_version": getattr(build_info, "cuda_version_number", None),
@@ -39,12 +41,14 @@ def check_tensorflow(out):
     if listing is not None:
         out["gpus"] = [d.name for d in listing("GPU")]
     else:  # TF 1.x before 1.14
+        # lazy: the framework under check, in its own environment (may be absent or broken)
         from tensorflow.python.client import device_lib
 
         out["gpus"] = [d.name for d in device_lib.list_local_devices() if d.device_type == "GPU"]
 
 
 def check_pytorch(out):
+    # lazy: the framework under check, in its own environment (may be absent or broken)
     import torch
 
     out["version"] = torch.__version__
@@ -62,6 +66,7 @@ def check_pytorch(out):
 
 
 def check_jax(out):
+    # lazy: the framework under check, in its own environment (may be absent or broken)
     import jax
 
     out["version"] = jax.__version__

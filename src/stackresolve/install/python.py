@@ -11,11 +11,11 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
 from stackresolve.detect.runner import CommandNotFound, CommandOutputTooLarge, CommandTimeout
 from stackresolve.model.enums import Os
+from stackresolve.model.record import record
 from stackresolve.model.values import major_minor
 
 # What a command that could not be asked, or gave no usable answer, raises through the runner.
@@ -29,7 +29,7 @@ VERSION_CODE = ("import sys; print('%d.%d.%d' % sys.version_info[:3]); print(sys
                 "print(int(getattr(sys, 'base_prefix', sys.prefix) != sys.prefix or hasattr(sys, 'real_prefix')))")
 
 
-@dataclass(frozen=True)
+@record
 class FoundPython:
     executable: str
     version: str  # "3.7.16"

@@ -31,6 +31,7 @@ from typing import Callable
 from stackresolve.detect.runner import CommandNotFound, CommandOutputTooLarge, CommandTimeout
 from stackresolve.install.python import NOT_RUN, FoundPython, download_python, find_python, interpreter
 from stackresolve.install.target import InstallTarget, refuse_pip_first
+from stackresolve.model.record import record
 from stackresolve.request import InputError
 
 MARKER = ".stackresolve-install.json"
@@ -57,7 +58,7 @@ class InstallFailed(Exception):
         self.code = code
 
 
-@dataclass(frozen=True)
+@record
 class InstallOptions:
     venv: Path
     installer: str = "auto"  # auto | uv | pip
@@ -125,6 +126,7 @@ INSTALL_KEY = "install-key"
 def install_key(create: bool) -> bytes | None:
     """This user's install key (32 random bytes), made when `create` and missing; None where there is none or its
     folder or file is not the user's alone."""
+    # lazy: start-up (only this path needs knowledge.snapshot)
     import secrets
     import stat
 
@@ -168,6 +170,7 @@ def install_key(create: bool) -> bytes | None:
 
 
 def _proof(key: bytes, venv: Path, nonce: str) -> str:
+    # lazy: start-up (hashlib, hmac, only this path)
     import hashlib
     import hmac
 
@@ -177,6 +180,7 @@ def _proof(key: bytes, venv: Path, nonce: str) -> str:
 
 def made_here(venv: Path, marker: dict | None) -> bool:
     """Whether `marker` is one this user's stackresolve wrote for this very folder (its proof checks out)."""
+    # lazy: start-up (hmac, only this path)
     import hmac
 
     if marker is None:
@@ -190,6 +194,7 @@ def made_here(venv: Path, marker: dict | None) -> bool:
 
 
 def _write_marker(venv: Path, report: InstallReport, complete: bool) -> None:
+    # lazy: start-up (only this path needs files)
     import secrets
 
     from stackresolve.files import atomic_write
@@ -235,6 +240,7 @@ def folder_lock(venv: Path):
     (`.NAME.stackresolve-install.lock`, removed when done), locked with flock (POSIX) or msvcrt.locking (Windows).
     InputError (exit 2, nothing touched) when another install holds it. The file is opened without following
     links and must be a plain file with one link, so a planted link cannot make us write elsewhere."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import stat
 
     real = Path(os.path.realpath(venv))  # one lock whatever name or link the folder is given by
@@ -282,6 +288,7 @@ def folder_lock(venv: Path):
 
 def _try_lock(fd: int) -> bool:
     if os.name == "nt":  # pragma: no cover - Windows
+        # lazy: one platform's module
         import msvcrt
 
         try:
@@ -289,6 +296,7 @@ def _try_lock(fd: int) -> bool:
         except OSError:
             return False
         return True
+    # lazy: one platform's module
     import fcntl
 
     try:
@@ -342,10 +350,12 @@ def choose_installer(options: InstallOptions, uv: str | None) -> str:
 
 def uv_index_options(target: InstallTarget, options: InstallOptions) -> list[str]:
     """uv reads no pip configuration: the index is named on the command line (the stack's own, or pip's)."""
+    # lazy: start-up (only this path needs fulllock)
     from stackresolve.fulllock import uv_index_options as stack_index
 
     if options.no_index:
         return ["--no-index", *[w for f in options.find_links for w in ("--find-links", f)]]
+    # lazy: start-up (only this path needs index)
     from stackresolve.index import index_url
 
     argv = stack_index(target.index_args, index_url(options.index_url))
@@ -364,6 +374,7 @@ def requirements_text(target: InstallTarget, installer: str, source_builds=()) -
     knowledge base lets this build compile (so only that version can be built)."""
     if target.hashed:
         return target.file_text
+    # lazy: start-up (packaging.requirements ~8 ms)
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
@@ -394,6 +405,7 @@ def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str |
                          f"`stackresolve plan --format lock`)")
     if target.file_kind == "pylock.toml" and options.installer == "pip":
         raise InputError("--installer pip: pip cannot install a pylock.toml; use uv (--installer uv)")
+    # lazy: start-up (only this path needs index)
     from stackresolve.index import insecure_url
 
     for folder in options.find_links:
@@ -415,6 +427,7 @@ def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str |
 def _install_held(report: InstallReport, options: InstallOptions, *, runner, uv, host, check, progress, env
                   ) -> InstallReport:
     """install() once the folder's lock is held: the folder is checked, and everything else done, under it."""
+    # lazy: start-up (only this path needs plan.pip)
     from stackresolve.plan.pip import pip_upgrade
 
     target, installer = report.target, report.installer
@@ -516,7 +529,7 @@ class PythonMismatch(InputError):
         self.found = found
 
 
-@dataclass(frozen=True)
+@record
 class Host:
     """This machine, as install needs it (detected by the caller: install itself reads no system file)."""
 
@@ -555,6 +568,7 @@ def python_to_use(target: InstallTarget, options: InstallOptions, runner, uv: st
 
 def missing_python(wanted, target: InstallTarget, host: Host, uv: str | None, failed_download: str = "") -> str:
     """One line: which Python is missing, why it is needed, and how to get it on this machine."""
+    # lazy: start-up (only this path needs knowledge.python_sources)
     from stackresolve.knowledge.python_sources import how_to_get_line, python_sources
 
     sources = python_sources(wanted[0], host.os, ubuntu=host.ubuntu)
@@ -571,6 +585,7 @@ def missing_python(wanted, target: InstallTarget, host: Host, uv: str | None, fa
 
 def _verify(report: InstallReport, runner, python: Path, check, progress) -> None:
     """The framework imports (and sees a GPU, for a GPU stack); then `check` against the venv's interpreter."""
+    # lazy: start-up (only this path needs install._importcheck)
     from stackresolve.install import _importcheck
 
     target = report.target
@@ -607,6 +622,7 @@ def _system_cuda_hint(target: InstallTarget) -> str:
 
 
 def render_text(report: InstallReport) -> str:
+    # lazy: start-up (only this path needs emit.header)
     from stackresolve.emit.header import one_line as printable  # tool text never reaches the terminal raw
 
     py = report.python
@@ -628,6 +644,7 @@ def render_text(report: InstallReport) -> str:
     for finding in report.findings:
         lines.append(f"error: {printable(finding)}")
     if report.ok:
+        # lazy: start-up (shlex, only this path)
         import shlex
 
         activate = report.venv / ("Scripts\\activate" if os.name == "nt" else "bin/activate")

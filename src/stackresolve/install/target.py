@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from packaging.version import InvalidVersion, Version
 
 from stackresolve.lock import LockedStack, field_error, parse_lock
 from stackresolve.model.enums import Framework, Os
+from stackresolve.model.record import record
 from stackresolve.request import InputError
 
 # The header plan writes above a full lock (cli/plan.py emit_full_lock).
@@ -32,7 +33,7 @@ FRAMEWORK_DISTRIBUTIONS = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class InstallTarget:
     label: str  # what is installed, for messages: "tensorflow==2.15.1"
     requirements: tuple[str, ...]  # requirement lines, without index options
@@ -64,6 +65,7 @@ class InstallTarget:
     @property
     def system_cuda(self) -> str:
         """"CUDA 10.0 and cuDNN 7.6.5" when the stack loads them from the system (pip does not install them)."""
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         from stackresolve.model.enums import Delivery
 
         if self.lock is None or self.lock.delivery is not Delivery.SYSTEM:
@@ -80,6 +82,7 @@ def _requirement_line(line: str, name: str, field: str) -> str:
     """A lock's requirement line, as pip would read it from a file: one PEP 508 requirement by name, nothing else.
     A requirements file also takes options (-e, -r, --index-url, --trusted-host) and URLs, which would run code
     or fetch from elsewhere: none of those comes from a plan, so none is accepted from a lock."""
+    # lazy: start-up (packaging.requirements ~8 ms)
     from packaging.requirements import InvalidRequirement, Requirement
 
     if not line.isprintable() or line != line.strip() or line.startswith("-"):
@@ -187,6 +190,7 @@ def from_lock_document(doc: dict, text: str, name: str) -> InstallTarget:
 
 def from_resolution(resolution) -> InstallTarget:
     """Plan flags: the same lock document `plan --format lock` writes, read back as a lock."""
+    # lazy: start-up (only this path needs plan.pip)
     from stackresolve.lock import document
     from stackresolve.plan import pip as pip_plan
 
@@ -202,6 +206,7 @@ def with_knowledge(target: InstallTarget, kb) -> InstallTarget:
     """`target` with what the knowledge base, not the lock, decides: the stack's own index (a JSON lock's index
     option must be the knowledge base's index for that build: InputError otherwise) and the sdists the build may
     compile. A full lock keeps its own index lines: every file it installs is pinned by its hash."""
+    # lazy: start-up (packaging.utils, only this path)
     from dataclasses import replace
 
     from packaging.utils import canonicalize_name
@@ -236,6 +241,7 @@ def with_knowledge(target: InstallTarget, kb) -> InstallTarget:
 
 def full_lock_hashes(text: str) -> dict[str, set[str]]:
     """{package: its sha256 hashes} of a hashed requirements file (pylock wheels are never built)."""
+    # lazy: start-up (packaging.utils, only this path)
     from packaging.utils import canonicalize_name
 
     found: dict[str, set[str]] = {}
@@ -257,6 +263,7 @@ def stack_indexes(kb, lock: LockedStack) -> set[tuple[str, ...]] | None:
         return {()}
     fk = kb.frameworks
     if lock.framework_name == "pytorch":
+        # lazy: start-up (only this path needs resolve.pytorch)
         from stackresolve.resolve.pytorch import TORCH_CPU_INDEX, _torch_index
 
         release = fk.torch_release(Version(lock.version).public)
@@ -284,6 +291,7 @@ def from_full_lock(text: str, name: str, python: str | None, os_name: Os) -> Ins
     """`plan --format pip --lock` (requirements with hashes) or `--format pylock`: installed as written, so it is
     checked first: every requirement hashed (requirements.txt) or every package a wheel with hashes (pylock), no
     option but an index one, and the Python it was resolved for."""
+    # lazy: start-up (only this path needs check)
     from stackresolve.check import parse_full_lock
 
     pylock = name.endswith(".toml") or text.lstrip().startswith(("lock-version", "[[packages]]"))
@@ -336,6 +344,7 @@ def _full_lock_options(text: str, name: str) -> tuple[str, ...]:
 def _pylock_pins(text: str, name: str) -> dict[str, str]:
     """{package: version} of a PEP 751 pylock.toml: every package a wheel (or wheels), each pinned by its hashes
     and fetched over https (or from a local path)."""
+    # lazy: start-up (packaging.utils, only this path)
     from packaging.utils import canonicalize_name
 
     from stackresolve.inputs import StructuredInputError, parse_structured
@@ -344,6 +353,7 @@ def _pylock_pins(text: str, name: str) -> dict[str, str]:
         doc = parse_structured(text, name, "TOML")
     except StructuredInputError as exc:
         raise InputError(f"not a pylock.toml: {exc}") from None
+    # lazy: start-up (only this path needs index)
     from stackresolve.index import insecure_url
 
     packages = doc.get("packages")

@@ -107,6 +107,7 @@ class KnowledgeBase:
         """(kind, label, fetched date, origin) of each machine-read kind of data a plan for `framework`
         ("tensorflow", "pytorch", "jax"; `macos`: on a Mac) rests on, in KINDS order; a kind read from two sources (the index and
         NVIDIA's manifests) is listed once per source."""
+        # lazy: start-up (only this path needs knowledge.refreshed)
         from stackresolve.knowledge.refreshed import KINDS
 
         out = []
@@ -166,6 +167,7 @@ class KnowledgeBase:
     def lines_with_native_code(self, cc: str, os: str | None) -> list[str]:
         """The TensorFlow lines whose official wheels carry machine code for compute capability `cc` on an OS,
         oldest first (rules.classify_support over the compiled architectures)."""
+        # lazy: start-up (only this path needs knowledge.rules)
         from stackresolve.knowledge.rules import classify_support
         from stackresolve.model.enums import GpuSupport
 

@@ -580,6 +580,7 @@ def _flag(record: dict, key: str, where: str) -> bool:
 
 
 def _needles(pattern: str):
+    # lazy: start-up (only this path needs knowledge.patterns)
     from stackresolve.knowledge.patterns import pattern_needles  # what every match must contain, for the scan
 
     return pattern_needles(pattern)

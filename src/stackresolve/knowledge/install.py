@@ -45,6 +45,7 @@ def build_install(docs: dict[str, dict]) -> InstallKnowledge:
 def cudnn_channel_table(install: InstallKnowledge, cuda_lines, wheels) -> dict:
     """{(cuda line, os): {channel: cuDNN versions it carries}} for every CUDA line and OS (see
     KnowledgeBase.cudnn_channels), and {cuda major: {cuDNN version: the nvidia-cudnn wheel requirement}}."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import re
 
     wheel_table: dict[str, dict[str, str]] = {}

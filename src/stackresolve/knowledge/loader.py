@@ -31,6 +31,7 @@ from stackresolve.knowledge.model import (
 
 
 def constraints_dir() -> Path:
+    # lazy: start-up (only this path needs constraints)
     import stackresolve.constraints
 
     return Path(stackresolve.constraints.__file__).parent
@@ -47,6 +48,7 @@ def _read_bytes(name: str, directory: Path | None) -> bytes:
 def _parse(name: str, raw: bytes) -> dict:
     # tomli before the standard library's tomllib (the same parser): tomli's wheels are compiled (mypyc) and parse
     # the knowledge base about 2.5 x faster, and parsing is most of the first run after install (issue 24)
+    # lazy: start-up (the TOML reader, only where TOML is read)
     try:
         import tomli as tomllib
     except ImportError:  # pragma: no cover - a Python 3.11+ install without tomli
@@ -271,6 +273,7 @@ def parse_driver_branches(doc: dict) -> tuple[DriverBranch, ...]:
 
 
 def parse_pitfalls(doc: dict) -> tuple[Pitfall, ...]:
+    # lazy: start-up (packaging.requirements ~8 ms)
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -350,6 +353,7 @@ _GENERATED = re.compile(rb'^generated = "(\d{4}-\d{2}-\d{2})"', re.M)
 
 def refreshed_wheels_path(env=os.environ) -> Path | None:
     """Where `stackresolve refresh` keeps the user's copy of tensorflow_wheels.toml (None: no cache folder)."""
+    # lazy: start-up (only this path needs knowledge.snapshot)
     from stackresolve.knowledge.snapshot import cache_dir
 
     folder = cache_dir(env)
@@ -369,6 +373,7 @@ def _data(directory: Path | None) -> dict[str, bytes]:
 def _digest(raws: dict[str, bytes], used: dict[str, bytes]) -> str:
     """The digest of the data in use (printed with every plan and lock): the shipped files and the refreshed kinds
     laid over them."""
+    # lazy: start-up (hashlib, only this path)
     import hashlib  # only when the knowledge base is built
 
     parts = [hashlib.sha256(raw).digest() for raw in raws.values()]
@@ -379,6 +384,7 @@ def _digest(raws: dict[str, bytes], used: dict[str, bytes]) -> str:
 def _data_key(directory: Path | None, refreshed: dict[str, bytes] | None = None) -> str:
     """What the snapshot of the data files is keyed by: each packaged file's size and modification time (nothing
     read), and the checksum of each refreshed kind in the user's cache, read anyway to be checked."""
+    # lazy: start-up (only this path needs knowledge.snapshot)
     from stackresolve.knowledge.snapshot import checksum, files_key
 
     folder = directory or constraints_dir()
@@ -405,6 +411,7 @@ def _validators():
 
     def framework(name):
         def check(doc):
+            # lazy: start-up (only this path needs knowledge.frameworks)
             from stackresolve.knowledge import frameworks
 
             getattr(frameworks, name)(doc)
@@ -420,6 +427,7 @@ def _lay_over(docs: dict[str, dict], refreshed: dict[str, bytes],
     """Each refreshed kind laid over its shipped file (when that file is in `docs`), checked by the file's own
     parser; a kind that does not pass is left out with a warning. Changes `docs` in place; returns {kind: its
     refreshed document} of the kinds in use, and the warnings."""
+    # lazy: start-up (only this path needs knowledge.refreshed)
     from stackresolve.knowledge import refreshed as rk
 
     validators = _validators()
@@ -453,6 +461,7 @@ def _build(directory: Path | None, refreshed: dict[str, bytes]):
     """(knowledge base, install facts, framework facts or None) built from the shipped files with the refreshed
     kinds laid over them. The framework facts are built at once only when a refreshed kind changes them (so
     that the label a plan prints is never "refreshed" for data that then failed to load)."""
+    # lazy: start-up (only this path needs knowledge.refreshed)
     from stackresolve.knowledge import refreshed as rk
 
     raws = _data(directory)
@@ -474,6 +483,7 @@ def _build(directory: Path | None, refreshed: dict[str, bytes]):
 
 
 def _assemble(docs, raws, refreshed, used, dates, problems):
+    # lazy: start-up (only this path needs knowledge.refreshed)
     from stackresolve.knowledge import refreshed as rk
 
     install = _build_install(docs)
@@ -481,6 +491,7 @@ def _assemble(docs, raws, refreshed, used, dates, problems):
                          rk.data_kinds(dates, used), tuple(problems))
     frameworks = None
     if any(rk.BY_NAME[name].target in FRAMEWORK_FILES for name in used):
+        # lazy: start-up (only this path needs knowledge.frameworks)
         from stackresolve.knowledge.frameworks import build_frameworks
 
         frameworks = build_frameworks({name: docs[name] for name in FRAMEWORK_FILES})
@@ -493,6 +504,7 @@ def load_knowledge(directory: Path | None = None, *, use_snapshot: bool = True):
     PyTorch/JAX/Apple facts load on first use. Refreshed kinds in the user's cache (knowledge/refreshed.py) are
     laid over the shipped files; one that is broken is left out, with a warning in `load_warnings`. Raises
     KnowledgeError on a malformed packaged file."""
+    # lazy: start-up (only this path needs knowledge.refreshed, knowledge.snapshot, ...)
     from stackresolve.knowledge import refreshed as rk
     from stackresolve.knowledge import snapshot
     from stackresolve.knowledge.base import KnowledgeBase
@@ -522,6 +534,7 @@ def load_knowledge(directory: Path | None = None, *, use_snapshot: bool = True):
 
 
 def _build_install(docs: dict[str, dict]):
+    # lazy: start-up (only this path needs knowledge.install)
     from stackresolve.knowledge.install import build_install
 
     return build_install(docs)
@@ -530,6 +543,7 @@ def _build_install(docs: dict[str, dict]):
 def _load_part(kind: str, files: tuple[str, ...], directory: Path | None, data_key: str, use_snapshot: bool,
                expected_type: type, build):
     """A part of the knowledge base loaded on first use: from its own snapshot, else parsed and snapshotted."""
+    # lazy: start-up (only this path needs knowledge.snapshot)
     from stackresolve.knowledge import snapshot
 
     if use_snapshot:
@@ -544,6 +558,7 @@ def _load_part(kind: str, files: tuple[str, ...], directory: Path | None, data_k
 
 def load_install(directory: Path | None, data_key: str, use_snapshot: bool = True):
     """The install facts of the knowledge base whose data files are `data_key` (see _data_key)."""
+    # lazy: start-up (only this path needs knowledge.install)
     from stackresolve.knowledge.install import InstallKnowledge
 
     return _load_part("install", INSTALL_FILES, directory, data_key, use_snapshot, InstallKnowledge,
@@ -554,6 +569,7 @@ def load_frameworks(directory: Path | None, data_key: str, use_snapshot: bool = 
                     refreshed: dict[str, bytes] | None = None):
     """The PyTorch, JAX and Apple facts of the knowledge base whose data files are `data_key` (see _data_key), with
     the refreshed kinds the knowledge base uses laid over them."""
+    # lazy: start-up (only this path needs knowledge.frameworks)
     from stackresolve.knowledge.frameworks import FrameworkKnowledge, build_frameworks
 
     def build(docs):
@@ -568,6 +584,7 @@ def load_frameworks(directory: Path | None, data_key: str, use_snapshot: bool = 
 def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_loader, frameworks_loader=None,
                     data_kinds: dict | None = None, refresh_problems: tuple[str, ...] = ()):
     """Validate the parsed documents into a KnowledgeBase."""
+    # lazy: start-up (only this path needs knowledge.base, knowledge.install)
     from stackresolve.knowledge.base import KnowledgeBase
     from stackresolve.knowledge.install import cudnn_channel_table
 
@@ -622,6 +639,7 @@ def error_knowledge(use_snapshot: bool = True):
     error_catalogue.toml (every status of the CUDA libraries), loaded on first use: only `explain` and `doctor` need
     them. From their own snapshot when one was built from these very files (parsing and validating 2,600 lines of
     records and their 300 patterns on every run cost explain more than reading a log), else parsed and snapshotted."""
+    # lazy: start-up (only this path needs knowledge.snapshot, knowledge.errors)
     from stackresolve.knowledge import snapshot
     from stackresolve.knowledge.errors import ErrorKnowledge
 
@@ -637,6 +655,7 @@ def error_knowledge(use_snapshot: bool = True):
 
 
 def _error_data_key() -> str:
+    # lazy: start-up (only this path needs knowledge.snapshot)
     from stackresolve.knowledge import snapshot
 
     return snapshot.files_key(str(constraints_dir() / name) for name in ERROR_FILES)
@@ -644,6 +663,7 @@ def _error_data_key() -> str:
 
 def build_error_knowledge(directory: Path | None = None):
     """The error knowledge parsed and validated from its TOML files."""
+    # lazy: start-up (only this path needs knowledge.errors)
     from stackresolve.knowledge.errors import parse_error_knowledge
 
     import dataclasses

@@ -257,12 +257,14 @@ class Pitfall:
 
     @cached_property
     def tf_specifier(self):
+        # lazy: start-up (packaging.specifiers, only this path)
         from packaging.specifiers import SpecifierSet
 
         return SpecifierSet(self.tf)
 
     @cached_property
     def python_specifier(self):
+        # lazy: start-up (packaging.specifiers, only this path)
         from packaging.specifiers import SpecifierSet
 
         return SpecifierSet(self.python)

@@ -13,6 +13,7 @@ _MIN_NEEDLE = 3  # shorter literals narrow nothing
 
 
 def _sre_parser():
+    # lazy: start-up (sre_parse, only this path)
     try:
         import re._parser as parser  # Python >= 3.11
     except ImportError:  # pragma: no cover - Python 3.10
@@ -139,6 +140,7 @@ def pattern_needles(pattern: str) -> tuple[tuple[str, ...], tuple[str, ...], boo
 def _fewer(needles: frozenset[str]) -> frozenset[str]:
     """Fewer needles for the same gate: spellings sharing a long enough beginning or end are looked for
     by that part (one pass over the text instead of one per spelling)."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import os.path
 
     def merge(items: set[str], key, common) -> set[str]:

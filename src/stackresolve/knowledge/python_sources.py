@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from stackresolve.model.enums import Os
+from stackresolve.model.record import record
 
 # uv's managed CPython downloads (python-build-standalone) start at 3.8: `uv python list --all-versions
 # --only-downloads` of uv 0.13.9 lists 3.8.x to 3.15.x for linux-x86_64-gnu, no 3.7 (uv removed its 3.7
@@ -44,16 +45,13 @@ WINDOWS_SOURCE = "python.org/downloads/windows (last installer per minor: its la
 CONDA_SOURCE = "anaconda.org/conda-forge/python (files per platform: 3.6+ on linux-64/win-64/osx-64, 3.8+ osx-arm64)"
 
 
+@record
 class PythonSource:
-    """One way to get CPython `version` on an OS: what to run (or do), and the fact it rests on. A plain slotted
-    class: every plan imports this module, and a dataclass costs about a millisecond to create at import."""
+    """One way to get CPython `version` on an OS: what to run (or do), and the fact it rests on."""
 
-    __slots__ = ("method", "command", "source")
-
-    def __init__(self, method: str, command: str, source: str):
-        self.method = method  # "uv", "apt", "deadsnakes", "python.org", "conda", "pyenv"
-        self.command = command
-        self.source = source
+    method: str  # "uv", "apt", "deadsnakes", "python.org", "conda", "pyenv"
+    command: str
+    source: str
 
     def __repr__(self) -> str:
         return f"PythonSource({self.method!r}, {self.command!r}, {self.source!r})"

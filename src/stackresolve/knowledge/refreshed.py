@@ -78,6 +78,7 @@ BY_NAME = {k.name: k for k in KINDS}
 
 
 def cache_path(kind: str, env=os.environ) -> Path | None:
+    # lazy: start-up (only this path needs knowledge.snapshot)
     from stackresolve.knowledge.snapshot import cache_dir
 
     folder = cache_dir(env)
@@ -87,6 +88,7 @@ def cache_path(kind: str, env=os.environ) -> Path | None:
 def read_cached(env=os.environ) -> tuple[dict[str, bytes], list[str]]:
     """The user's refreshed kinds that may be read ({kind: bytes}), and a warning for each one that is there but
     cannot be used (owned or writable by someone else, unreadable)."""
+    # lazy: start-up (only this path needs inputs, knowledge.snapshot)
     from stackresolve.inputs import InputTooLarge, NotARegularFile, read_regular_bytes
     from stackresolve.knowledge.snapshot import untrusted_reason
 

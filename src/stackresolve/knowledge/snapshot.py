@@ -48,6 +48,7 @@ def cache_dir(env=os.environ) -> Path | None:
         xdg = (env.get("XDG_CACHE_HOME") or "").strip()
         base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
         return base / "stackresolve"
+    # lazy: start-up (platformdirs, only where the cache is read)
     import platformdirs  # the per-OS conventions (Windows LOCALAPPDATA, macOS ~/Library/Caches)
 
     folder = Path(platformdirs.user_cache_dir("stackresolve", appauthor=False))
@@ -147,6 +148,7 @@ def load(data_key: str, expected_type: type, env=os.environ, kind: str = "core")
     folder = trusted_cache_dir(env)
     if folder is None:
         return None
+    # lazy: start-up (only this path needs inputs)
     from stackresolve.inputs import NotARegularFile, InputTooLarge, read_regular_bytes
 
     fields = key(data_key, kind)
@@ -181,6 +183,7 @@ def store(data_key: str, value, env=os.environ, kind: str = "core") -> None:
     folder = cache_dir(env)
     if folder is None:
         return
+    # lazy: start-up (only this path needs files)
     from stackresolve.files import atomic_write_bytes
 
     try:

@@ -42,6 +42,7 @@ def quoted(text: str, limit: int = 40) -> str:
 def parse_version(text: str, max_digits: int = MAX_DIGITS):
     """packaging's Version of a version read from outside, or None when it is none or breaks the rule (parts of at
     most `max_digits` digits: MAX_PIN_DIGITS for any project's pin in a full lock)."""
+    # lazy: start-up (packaging.version, only this path)
     from packaging.version import InvalidVersion, Version
 
     if not text.isascii() or has_oversized_number(text, max_digits):

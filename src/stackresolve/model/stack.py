@@ -189,6 +189,7 @@ class DriverPin:
             return False
         if self.below_own_minimum is not None:
             return self.below_own_minimum
+        # lazy: start-up (packaging.version, only this path)
         from packaging.version import InvalidVersion, Version
 
         try:

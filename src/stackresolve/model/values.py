@@ -66,12 +66,14 @@ def major_minor(text: str | None) -> str | None:
 def release_line(version: str) -> str:
     """The release line of a PEP 440 version as packaging reads it: '2.5.1+cu121' -> '2.5', '2' -> '2.0'.
     packaging's InvalidVersion (a ValueError) when it is none."""
+    # lazy: start-up (packaging.version, only this path)
     from packaging.version import Version
 
     v = Version(version)
     return f"{v.major}.{v.minor}"
 
 
+# Not @record (the record idiom): ordered, hash cached, never equal to a tuple; see the docstring above.
 class _Value:
     """An immutable value ordered, compared and hashed by its `_key`, only against values of its own kind."""
 

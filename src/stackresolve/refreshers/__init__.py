@@ -33,6 +33,7 @@ Reader = Callable[[Context], "tuple[dict, str]"]
 
 
 def readers() -> dict[str, Reader]:
+    # lazy: start-up (only this path needs refreshers.index, refreshers.vendor)
     from stackresolve.refreshers import index as index_readers
     from stackresolve.refreshers import vendor
 
@@ -41,6 +42,7 @@ def readers() -> dict[str, Reader]:
 
 def render(kind: str, document: dict, generated: str, source: str) -> str:
     """A refreshed kind's file: a header, `generated`, `origin`, `source`, then its tables (tomli-w)."""
+    # lazy: start-up (tomli-w, only where TOML is written)
     import tomli_w
 
     from stackresolve.knowledge.refreshed import BY_NAME
@@ -55,6 +57,7 @@ def render(kind: str, document: dict, generated: str, source: str) -> str:
 def check(kind: str, text: str) -> int:
     """Lay the document over the shipped file and validate it as the loader will; the number of records it adds
     or changes. Raises Broken."""
+    # lazy: start-up (only this path needs knowledge.loader, knowledge.refreshed)
     from stackresolve.knowledge import loader
     from stackresolve.knowledge import refreshed as rk
 
@@ -75,6 +78,7 @@ def refresh(index: str | None = None, *, kinds: Sequence[str] | None = None, tim
     """Run the readers of `kinds` (default: all) under one deadline; one result per kind, in KINDS order. Writes
     nothing (the caller writes each refreshed kind's text). `fetch_url` and `shipped` replace the fetching of
     vendor documents and the shipped files the readers compare with (tests)."""
+    # lazy: start-up (only this path needs knowledge.refreshed)
     from stackresolve.knowledge.refreshed import KINDS
 
     deadline = time.monotonic() + timeout

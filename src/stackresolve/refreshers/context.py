@@ -6,10 +6,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from stackresolve import index as idx
+from stackresolve.model.record import record
 
 
 class Unreachable(RuntimeError):
@@ -24,7 +24,7 @@ class RefreshTimeout(RuntimeError):
     pass
 
 
-@dataclass(frozen=True)
+@record
 class KindResult:
     kind: str
     status: str  # refreshed | unreachable | failed
@@ -102,6 +102,7 @@ class Context:
             raise Unreachable("not asked for (--index-only)")
         if self._fetch_url is not None:
             return self._fetch_url(url, self.limit())
+        # lazy: start-up (requests and urllib3, only for the network)
         import requests
 
         if self._vendor_session is None:
@@ -117,6 +118,7 @@ class Context:
     def shipped(self, name: str) -> dict:
         if self._shipped is not None:
             return self._shipped(name)
+        # lazy: start-up (only this path needs knowledge.loader)
         from stackresolve.knowledge.loader import read_toml
 
         return read_toml(name)[0]

@@ -440,6 +440,7 @@ def _macos_wheels(files: Sequence[idx.IndexFile]) -> list[idx.IndexFile]:
 
 
 def _platform_tags(files: Sequence[idx.IndexFile]) -> list[str]:
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from packaging.utils import parse_wheel_filename
 
     return sorted({t.platform for f in _macos_wheels(files) for t in parse_wheel_filename(f.filename)[3]})
@@ -447,6 +448,7 @@ def _platform_tags(files: Sequence[idx.IndexFile]) -> list[str]:
 
 def _metadata_wheel(files: Sequence[idx.IndexFile]) -> idx.IndexFile | None:
     """The macOS arm64 wheel for the newest Python (the one whose METADATA, description table included, is read)."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from packaging.utils import parse_wheel_filename
 
     def newest_python(f: idx.IndexFile):
@@ -545,6 +547,7 @@ def jax_metal(ctx: Context) -> tuple[dict, str]:
         raise Broken("jax-metal: no shipped release to carry the status over from")
 
     def build(job) -> dict:
+        # lazy: no start-up gain (already loaded by then); kept beside its use
         from packaging.utils import parse_wheel_filename
 
         version, files = job

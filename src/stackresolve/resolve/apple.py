@@ -55,6 +55,7 @@ def apple_tensorflow(kb: KnowledgeBase, request: Request, line, stock: list[Fram
 def jax_metal_note(fk: FrameworkKnowledge, version: str) -> str:
     """What Apple's jax-metal offers for a jax release (it is experimental; JAX's docs say to use the CPU): the
     newest jax-metal whose own jax requirement (its METADATA, which pip enforces) admits the release."""
+    # lazy: start-up (packaging.requirements ~8 ms)
     from packaging.requirements import InvalidRequirement, Requirement
 
     def admits(metal) -> bool:

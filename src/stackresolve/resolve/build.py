@@ -86,6 +86,7 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
         lambda: tuple(kb.pitfalls_for(framework.upstream_version, request.os.wheel_os.value, py.version)))
     pins += kb.memo(("floor_pins", fw), lambda: floor_pins(fw))
     if fw.framework is Framework.JAX:
+        # lazy: start-up (only this path needs resolve.jax)
         from stackresolve.resolve.jax import jax_pins
 
         pins += jax_pins(kb, fw)

@@ -242,6 +242,7 @@ def _why_no_build(kb: KnowledgeBase, request: Request) -> list[Finding]:
         return [Finding(Severity.ERROR, "no-macos-gpu", f"{name} has no CUDA build for macOS",
                         fix="Plan for the Apple GPU (--gpu 'Apple M2') or the CPU (--cpu).", source="request")]
     if request.framework is Framework.JAX:
+        # lazy: start-up (only this path needs resolve.jax)
         from stackresolve.resolve.jax import jaxlib_off_index  # JAX's module: not loaded for TensorFlow
 
         asked = [v for v in known_releases(kb, Framework.JAX) if spec.contains(v, prereleases=True)]
@@ -422,6 +423,7 @@ def native_alternatives(kb: KnowledgeBase, request: Request, stack: Stack, limit
 def vendor_alternatives(kb: KnowledgeBase, request: Request, stack: Stack) -> list[Alternative]:
     """When a vendor's build was chosen: its container where a pip build was chosen, and the stock wheel with the
     reason it was not chosen."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from stackresolve.resolve.build import stock_shortfall
 
     seen = {stack.summary}

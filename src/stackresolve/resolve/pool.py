@@ -17,7 +17,9 @@ def family(framework: Framework):
     """The module that builds a framework's candidates (lines, line_releases, line_candidates), imported on first
     use: a TensorFlow plan loads neither PyTorch's nor JAX's, nor the framework knowledge they read."""
     if framework is Framework.PYTORCH:
+        # lazy: start-up (only this path needs resolve.pytorch)
         import stackresolve.resolve.pytorch as module
+    # lazy: start-up (only this path needs resolve.jax, resolve.tensorflow)
     elif framework is Framework.JAX:
         import stackresolve.resolve.jax as module
     else:

@@ -35,6 +35,7 @@ ARCH_SOURCES = {
 }
 
 
+# Not @record: an object of resolvelib's protocol with behaviour per subclass, made at every resolver step.
 class Requirement:
     """A requirement on one component, with the fact behind it (shown when resolution fails)."""
 

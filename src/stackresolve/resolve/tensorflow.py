@@ -29,11 +29,13 @@ def line_candidates(kb: KnowledgeBase, request: Request, line: TensorFlowLine) -
     """The stock builds of a line; on macOS arm64 with Apple's, for 1.15 followed by NVIDIA's."""
     stock = stock_candidates(kb, request, line)
     if request.wheel_platform == "macos_arm64":
+        # lazy: start-up (only this path needs resolve.apple)
         from stackresolve.resolve.apple import apple_tensorflow
 
         return apple_tensorflow(kb, request, line, stock)
     if line.version != "1.15":
         return stock
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from stackresolve.resolve.nvidia import nvidia_candidates
 
     return stock + nvidia_candidates(kb, request)
@@ -47,6 +49,7 @@ _CUDNN = re.compile(r"^nvidia-cudnn-cu\d+$")
 def pinned_version(requirements: tuple[str, ...], pattern: re.Pattern) -> Version | None:
     """The exact version a Requires-Dist list pins for the first project matching `pattern`."""
     for text in requirements:
+        # lazy: start-up (packaging.requirements ~8 ms)
         from packaging.requirements import InvalidRequirement, Requirement as PipRequirement
 
         try:
@@ -140,6 +143,7 @@ def range_floors(requirements: tuple[str, ...]) -> tuple[str, ...]:
     "nvidia-cudnn-cu12==9.3.0.75"): the wheels TensorFlow declared as its minimum, i.e. what it was built and
     tested against. Unpinned, pip takes the newest in each range (CUDA 12.9 wheels for TF 2.20 when measured),
     which is not the stack the plan names."""
+    # lazy: start-up (packaging.requirements ~8 ms)
     from packaging.requirements import InvalidRequirement, Requirement as PipRequirement
 
     out = []

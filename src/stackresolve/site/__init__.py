@@ -22,6 +22,7 @@ DATA_GLOBAL = "STACKRESOLVE_SITE"
 
 def site_files(kb: KnowledgeBase, **narrow) -> dict[str, bytes]:
     """{file name: content} of the site; `narrow` goes to site.data.site_data (tests)."""
+    # lazy: start-up (only this path needs site.data)
     from stackresolve.site.data import site_data
 
     data = site_data(kb, **narrow)
@@ -36,6 +37,7 @@ def site_files(kb: KnowledgeBase, **narrow) -> dict[str, bytes]:
 def write_site(directory: str | os.PathLike, files: dict[str, bytes]) -> list[Path]:
     """Write the files into `directory` (made if missing), each atomically; files already there under other
     names are left alone."""
+    # lazy: start-up (only this path needs files)
     from stackresolve.files import atomic_write_bytes
 
     target = Path(directory)

@@ -60,6 +60,7 @@ def site_data(kb: KnowledgeBase, *, frameworks=tuple(FRAMEWORK_FLAGS), systems=S
               drivers: dict | None = None) -> dict:
     """The page's data document. `ccs` (compute capabilities) and `drivers` ({os: [driver, ...]}, instead of the
     driver minimums found) narrow it, for tests; the command offers everything."""
+    # lazy: start-up (only this path needs matrix)
     from stackresolve.matrix import build_matrix
 
     ccs = sorted(ccs or kb.known_ccs(), key=_cc_key)
@@ -145,6 +146,7 @@ def _request(kb: KnowledgeBase, fw: Framework, version: str, os_name: Os, cc: st
              vendor: str = "any", cpu: bool = False):
     """The Request the CLI's flags make (`--gpu-cc CC --os OS --driver D`, the framework's flag with `version`,
     `--vendor`, `--cpu`), built from typed values: the values come from the knowledge base, not from a user."""
+    # lazy: start-up (only this path needs flags, request)
     from stackresolve.flags import read_driver, read_version
     from stackresolve.model.enums import Vendor
     from stackresolve.request import RequestInput, build_request, gpu_from_cc
@@ -157,6 +159,7 @@ def _request(kb: KnowledgeBase, fw: Framework, version: str, os_name: Os, cc: st
 
 
 def _kb_line(kb: KnowledgeBase) -> str:
+    # lazy: start-up (only this path needs resolve)
     from stackresolve.resolve import index_data
 
     data = index_data(kb)
@@ -168,6 +171,7 @@ def _plan(kb: KnowledgeBase, strings: _Table, fw: Framework, line: str, os_name:
     """What `stackresolve plan` prints for one yes of the matrix, in each format (lines as string numbers; the
     header's request line, which names the GPU, left out so that GPUs with the same answer share it), or why a
     format cannot express it; and the facts of the stack with their sources."""
+    # lazy: start-up (only this path needs emit, plan.pip, ...)
     from stackresolve.emit import FormatRefused, render_plan
     from stackresolve.plan import pip as pip_plan
     from stackresolve.resolve import resolve
