@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from stackresolve.model.accelerator import AcceleratorTarget
 from stackresolve.model.enums import Arch, Framework, Os, Vendor
 from stackresolve.model.record import record
 from stackresolve.model.values import ComputeCapability, DriverVersion
@@ -52,7 +53,7 @@ class GpuTarget:
 
     def to_json(self) -> dict:
         out = {"name": self.name or None, "compute_capability": self.cc, "architecture": self.architecture,
-               "source": self.source}
+               "source": self.source, "vendor": "nvidia"}
         if self.driver is not None:
             out["driver"] = self.driver
         return out
@@ -77,6 +78,13 @@ class Request:
     assumptions: tuple[str, ...] = field(default=(), compare=False)
     # explain: the CUDA line a log's libraries ask for ("11.x", "10.1", "10.1|10.2"): only builds that load it
     cuda_line: str | None = None
+    # AMD or Intel GPUs (one vendor; then gpus is empty and cpu_only True: no CUDA): planned by resolve/rocm.py
+    accelerators: tuple[AcceleratorTarget, ...] = ()
+
+    @property
+    def accelerator_vendor(self) -> str | None:
+        """"amd" | "intel" when the request targets AMD or Intel GPUs."""
+        return self.accelerators[0].vendor if self.accelerators else None
 
     @property
     def asked(self) -> str:
@@ -115,7 +123,7 @@ class Request:
             "cudnn": self.cudnn,
             "with_driver": self.with_driver,
             "assumptions": list(self.assumptions),
-        }
+        } | ({"accelerators": [a.to_json() for a in self.accelerators]} if self.accelerators else {})
 
 
 
@@ -126,13 +134,13 @@ class RequestInput:
     of 13 fields costs milliseconds at import (model/values.py says how that was measured)."""
 
     __slots__ = ("framework", "version", "spec", "os", "arch", "gpus", "apple_gpu", "driver", "python", "cudnn",
-                 "cpu", "vendor", "with_driver")
+                 "cpu", "vendor", "with_driver", "accelerators")
 
     def __init__(self, framework: Framework = Framework.TENSORFLOW, version: str = "latest",
                  spec: SpecifierSet | None = None, *, os: Os | None = None, arch: Arch | None = None,
                  gpus: tuple[GpuTarget, ...] = (), apple_gpu: str | None = None, driver: DriverVersion | None = None,
                  python: str | None = None, cudnn: str | None = None, cpu: bool = False, vendor: Vendor | None = None,
-                 with_driver: bool = False) -> None:
+                 with_driver: bool = False, accelerators: tuple[AcceleratorTarget, ...] = ()) -> None:
         values = {
             "framework": framework,
             "version": version,  # as the user wrote it (the Request keeps it: "TensorFlow 1.15")
@@ -147,6 +155,7 @@ class RequestInput:
             "cpu": cpu,
             "vendor": vendor,  # None: any vendor's build
             "with_driver": with_driver,
+            "accelerators": accelerators,  # AMD or Intel GPUs given (by model or gfx target)
         }
         for name, value in values.items():
             object.__setattr__(self, name, value)
@@ -236,10 +245,19 @@ def build_request(kb: "KnowledgeBase", given: RequestInput, machine: "Machine | 
         assumptions.append("macOS on arm64: the Apple Silicon GPU, through Metal (pass --cpu for a CPU-only plan)")
 
     gpus: list[GpuTarget] = []
+    accelerators: tuple[AcceleratorTarget, ...] = ()
     if apple:
         pass
     elif given.gpus:
         gpus = list(given.gpus)
+    elif given.accelerators and not given.cpu:
+        accelerators = given.accelerators
+    elif machine is not None and not machine.gpus and not given.cpu and \
+            (getattr(machine, "amd_gpus", ()) or getattr(machine, "intel_gpus", ())):
+        from stackresolve.resolve.rocm import detected_accelerators
+
+        accelerators, notes = detected_accelerators(kb, machine, given.framework)
+        assumptions += notes
     elif machine is not None and machine.gpus and not given.cpu:
         gpus, unknown = detected_gpus(kb, machine)
         assumptions += [f"GPU {name!r}: compute capability unknown; pass --gpu-cc X.Y" for name in unknown]
@@ -248,7 +266,7 @@ def build_request(kb: "KnowledgeBase", given: RequestInput, machine: "Machine | 
         if names:
             assumptions.append(f"GPU: {names}, detected")
 
-    cpu_only = given.cpu or apple is not None
+    cpu_only = given.cpu or apple is not None or bool(accelerators)
     if given.cpu:
         apple = None
     if not cpu_only and not gpus:
@@ -277,4 +295,4 @@ def build_request(kb: "KnowledgeBase", given: RequestInput, machine: "Machine | 
     return Request(version=given.version, spec=given.spec, os=os_name, arch=arch, python=given.python,
                    driver=driver, gpus=tuple(gpus), cpu_only=cpu_only, vendor=given.vendor, cudnn=given.cudnn,
                    with_driver=given.with_driver, framework=given.framework, apple_gpu=apple,
-                   assumptions=tuple(assumptions))
+                   assumptions=tuple(assumptions), accelerators=accelerators)

@@ -196,6 +196,49 @@ class ProbeRecord:
 
 
 @record
+class AmdGpuInfo:
+    """One AMD GPU agent: a KFD topology node with SIMDs (CPU agents skipped) or one rocm_agent_enumerator line."""
+
+    index: int
+    gfx: str  # LLVM target, "gfx942" (KFD gfx_target_version 90402 -> gfx942; 100300 -> gfx1030)
+    source: str  # "kfd-topology" | "rocm_agent_enumerator"
+    name: str | None = None  # model name from constraints/amd.toml, when the PCI device id is known
+    pci_id: str | None = None  # "1002:74a1" (vendor:device, lowercase hex)
+
+
+@record
+class IntelGpuInfo:
+    """One Intel GPU: a PCI function of class 0x03xxxx and vendor 0x8086."""
+
+    index: int
+    pci_id: str  # "8086:56a0"
+    source: str  # "sysfs-pci"
+    name: str | None = None  # model name from constraints/intel.toml, when the PCI device id is known
+    kernel_driver: str | None = None  # "i915" | "xe"; None when no driver is bound
+    bus_id: str | None = None  # "0000:03:00.0"
+
+
+@record
+class RocmInfo:
+    """The ROCm user-space install and the amdgpu kernel driver."""
+
+    version: str | None  # "6.2.4" from <path>/.info/version (or version-dev), None when unreadable
+    path: str | None  # "/opt/rocm" (or $ROCM_PATH); None when only the kernel driver was found
+    source: str
+    amdgpu_version: str | None = None  # /sys/module/amdgpu/version (AMD's DKMS driver); None: in-tree driver
+
+
+@record
+class DeviceAccess:
+    """Whether this user can open a GPU device node (ROCm needs /dev/kfd and a /dev/dri/renderD* node)."""
+
+    path: str  # "/dev/kfd", "/dev/dri/renderD128"
+    exists: bool
+    usable: bool  # exists and this process may open it read-write
+    group: str | None = None  # owning group name ("render", "video") when readable
+
+
+@record
 class Machine:
     os: OSInfo
     driver: DriverInfo | None
@@ -207,6 +250,11 @@ class Machine:
     env: Mapping[str, str] = field(default_factory=dict)
     findings: tuple[Finding, ...] = ()
     probes: tuple[ProbeRecord, ...] = ()
+    amd_gpus: tuple[AmdGpuInfo, ...] = ()
+    intel_gpus: tuple[IntelGpuInfo, ...] = ()
+    rocm: RocmInfo | None = None
+    gpu_devices: tuple[DeviceAccess, ...] = ()  # /dev/kfd and /dev/dri/renderD* as this user sees them
+    level_zero: str | None = None  # path of the Level Zero loader (libze_loader.so.1 / ze_loader.dll) when found
 
     def to_json_dict(self) -> dict[str, Any]:
         """The `stackresolve/detect@1` document (plus the added fields "env" and "probes")."""

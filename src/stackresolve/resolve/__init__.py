@@ -40,6 +40,10 @@ def resolve(kb: KnowledgeBase, request: Request, *, keep=None, with_alternatives
     (build_stack reads the request's own GPUs and driver floors); one that fails runs again for each request, whose
     conflicts name its own GPUs."""
     with_alternatives = with_alternatives and keep is None
+    if request.accelerators:  # AMD or Intel GPUs: no CUDA stack to search (resolve/rocm.py)
+        from stackresolve.resolve.rocm import resolve_accelerated
+
+        return resolve_accelerated(kb, request, with_alternatives)
     try:
         result = solve(kb, request, keep) if same_search is None else _shared_search(kb, request, keep, same_search)
     except UNSOLVABLE as exc:
