@@ -431,6 +431,24 @@ class MachineFlags:
     python: str | None = None
     cuda: str | None = None
     cudnn: str | None = None
+    gpu_gfx: str | None = None  # an AMD GPU by its gfx target
+
+
+def _flag_accelerator(kb: "KnowledgeBase", flags: MachineFlags) -> AcceleratorTarget | None:
+    """The AMD or Intel GPU check's --gpu or --gpu-gfx names (None: an NVIDIA GPU, or none)."""
+    named = None
+    if flags.gpu and kb.find_gpu(flags.gpu) is None:
+        named = accelerator_by_name(kb, flags.gpu)
+        if named is None:
+            raise unknown_gpu(kb, flags.gpu)
+    if flags.gpu_gfx is None:
+        return named
+    if flags.gpu_cc or (flags.gpu and named is None):
+        raise InputError(f"--gpu-gfx {flags.gpu_gfx} is an AMD target and --gpu/--gpu-cc an NVIDIA GPU: one of them")
+    target = gfx_target(kb, flags.gpu_gfx, "--gpu-gfx", "flag --gpu-gfx")
+    if named is not None and named.gfx != target.gfx:
+        raise InputError(f"--gpu {flags.gpu!r} has gfx target {named.gfx or '(none: an Intel GPU)'}, not {target.gfx}")
+    return named or target
 
 
 def apply_flags(kb: "KnowledgeBase", machine: "Machine | None",
@@ -452,7 +470,17 @@ def apply_flags(kb: "KnowledgeBase", machine: "Machine | None",
     if flags.driver:
         machine = replace(machine, driver=DriverInfo(parse_driver(flags.driver), None, "flag --driver"))
         given.add("driver")
-    if flags.gpu or flags.gpu_cc:
+    accelerator = _flag_accelerator(kb, flags) if flags.gpu or flags.gpu_gfx else None
+    if accelerator is not None:
+        from stackresolve.detect.model import AmdGpuInfo, IntelGpuInfo
+
+        if accelerator.vendor == AMD:
+            machine = replace(machine, gpus=(), amd_gpus=(AmdGpuInfo(0, accelerator.gfx, "flag",
+                                                                      accelerator.name or None),))
+        else:
+            machine = replace(machine, gpus=(), intel_gpus=(IntelGpuInfo(0, "8086:0000", "flag", accelerator.name),))
+        given.add("gpus")
+    elif flags.gpu or flags.gpu_cc:
         target = lookup_gpu(kb, flags.gpu) if flags.gpu else None
         cc = target.cc if target else parse_cc(flags.gpu_cc, kb.known_ccs())
         name = target.name if target else None

@@ -183,3 +183,31 @@ def test_dockerfile_passes_the_rocm_devices():
     code, out = run("--torch", "2.0", "--gpu", "MI250X", "--format", "dockerfile")
     assert code == 0 and "--device=/dev/kfd --device=/dev/dri" in out
     assert "--index-url \\\n        https://download.pytorch.org/whl/rocm5.4.2" in out
+
+
+def test_check_reads_the_locks_gfx_targets(tmp_path):
+    lock = tmp_path / "stackresolve.lock"
+    code, _ = run("--torch", "2.0", "--gpu", "MI250X", "--format", "lock", "-o", str(lock))
+    assert code == 0
+    doc = json.loads(lock.read_text())
+    assert doc["check"]["accelerator"]["vendor"] == "amd" and "gfx90a" in doc["check"]["accelerator"]["compiled_gfx"]
+
+    def check(*flags):
+        result = CliRunner().invoke(app, ["check", str(lock), "--no-detect", "--os", "linux", *flags])
+        return result.exit_code, result.output
+
+    assert check("--gpu", "MI250X")[0] == 0
+    code, out = check("--gpu-gfx", "gfx1100")  # RDNA3: no code in a ROCm 5.4.2 wheel (AMD's matrix, PyTorch 2.0)
+    assert code == 1 and "gfx1100" in out and "hipErrorNoBinaryForGpu" in out
+    code, out = check("--gpu", "RTX 4090")
+    assert code == 1 and "no AMD GPU was found" in out
+
+
+def test_a_lock_with_a_malformed_gfx_target_is_one_line(tmp_path):
+    lock = tmp_path / "stackresolve.lock"
+    run("--torch", "2.0", "--gpu", "MI250X", "--format", "lock", "-o", str(lock))
+    doc = json.loads(lock.read_text())
+    doc["check"]["accelerator"]["compiled_gfx"] = ["gfx90a; rm -rf /"]
+    lock.write_text(json.dumps(doc))
+    result = CliRunner().invoke(app, ["check", str(lock), "--no-detect", "--gpu", "MI250X"])
+    assert result.exit_code == 2 and "check.accelerator" in result.output

@@ -204,12 +204,15 @@ class GpuPin:
     vendor: str | None = None  # "amd" | "intel" (resolve/rocm.py); None: NVIDIA's when `cc` is known, else no GPU
     gfx: str | None = None  # AMD: the gfx target planned for ("gfx1100")
     unofficial: bool = False  # AMD: runs only through the unofficial HSA_OVERRIDE_GFX_VERSION
+    compiled_gfx: tuple[str, ...] = ()  # AMD: the gfx targets compiled into the wheel (what `check` compares)
+    hsa_override: str = ""  # AMD: the HSA_OVERRIDE_GFX_VERSION value an unofficial plan needs
 
     def to_json(self) -> dict:
         doc = {"name": self.name, "compute_capability": self.cc, "support": self.support.value, "why": self.why,
                "source": self.source, "vendor": self.vendor or ("nvidia" if self.cc else None)}
         if self.vendor == "amd":
-            doc.update({"gfx": self.gfx, "unofficial": self.unofficial})
+            doc.update({"gfx": self.gfx, "unofficial": self.unofficial, "compiled_gfx": list(self.compiled_gfx),
+                        "hsa_override": self.hsa_override or None})
         return doc
 
 

@@ -267,7 +267,8 @@ def _amd_stack(kb, request, version, variant: TorchRocm, pythons, gfxs, unoffici
                f"torch {version} {variant.name} carries {overrides[0][1].runs_as}, which "
                f"HSA_OVERRIDE_GFX_VERSION={overrides[0][1].hsa_override} loads on {overrides[0][0]} (unofficial)")
     gpu = GpuPin(first.name or None, None, support, gpu_why, variant.source, vendor=AMD, gfx=first.gfx,
-                 unofficial=bool(overrides))
+                 unofficial=bool(overrides), compiled_gfx=variant.gfx,
+                 hsa_override=overrides[0][1].hsa_override if overrides else "")
     python = _python_pin(request, f"torch {version} {variant.name}", pythons, variant.source)
     return Stack(framework, python, None, None, None, gpu), findings, None
 
