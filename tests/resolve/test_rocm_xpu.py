@@ -211,3 +211,21 @@ def test_a_lock_with_a_malformed_gfx_target_is_one_line(tmp_path):
     lock.write_text(json.dumps(doc))
     result = CliRunner().invoke(app, ["check", str(lock), "--no-detect", "--gpu", "MI250X"])
     assert result.exit_code == 2 and "check.accelerator" in result.output
+
+
+def test_show_gpu_and_gpus_list_amd_and_intel_models():
+    def cli(*args):
+        result = CliRunner().invoke(app, list(args))
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    doc = json.loads(cli("show", "gpu", "MI300X", "--format", "json"))
+    assert (doc["vendor"], doc["gfx"], doc["architecture"]) == ("amd", "gfx942", "CDNA3")
+    assert json.loads(cli("show", "gpu", "gfx90a", "-f", "json"))["models"] == ["AMD Instinct MI250X"]
+    assert json.loads(cli("show", "gpu", "Arc A770", "-f", "json"))["family"] == "arc-a"
+    assert "gfx target gfx1100" in cli("show", "gpu", "RX 7900 XTX")
+    assert "no ROCm wheel carries it" in cli("show", "gpu", "RX 580")
+    listing = json.loads(cli("gpus", "--format", "json"))
+    assert {"gfx942", "gfx90a", "gfx1100", "gfx803"} <= {g["gfx"] for g in listing["amd_gpus"]}
+    assert "Intel Arc A770" in {g["name"] for g in listing["intel_gpus"]}
+    assert "AMD Instinct MI300X" in cli("gpus", "mi300")
