@@ -229,3 +229,14 @@ def test_show_gpu_and_gpus_list_amd_and_intel_models():
     assert {"gfx942", "gfx90a", "gfx1100", "gfx803"} <= {g["gfx"] for g in listing["amd_gpus"]}
     assert "Intel Arc A770" in {g["name"] for g in listing["intel_gpus"]}
     assert "AMD Instinct MI300X" in cli("gpus", "mi300")
+
+
+@pytest.mark.parametrize("flags, index", [
+    (dict(torch="1.13", gpu="MI250X"), ("--extra-index-url", "https://download.pytorch.org/whl/rocm5.2")),
+    (dict(torch="2.5", gpu="Arc A770"), ("--index-url", "https://download.pytorch.org/whl/xpu")),
+])
+def test_install_takes_the_rocm_or_xpu_index_from_the_knowledge_base(kb, flags, index):
+    from stackresolve.install.target import from_resolution, with_knowledge
+
+    target = with_knowledge(from_resolution(plan(kb, **flags)), kb)
+    assert target.index_args == index and target.gpu  # the import check must see the GPU
