@@ -240,3 +240,12 @@ def test_install_takes_the_rocm_or_xpu_index_from_the_knowledge_base(kb, flags, 
 
     target = with_knowledge(from_resolution(plan(kb, **flags)), kb)
     assert target.index_args == index and target.gpu  # the import check must see the GPU
+
+
+def test_matrix_rows_for_an_amd_gpu():
+    result = CliRunner().invoke(app, ["matrix", "--torch", "--gpu", "MI250X", "--os", "linux", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = {r["line"]: r for r in json.loads(result.output)["rows"]}
+    assert rows["2.0"]["variant"] == "rocm5.4.2" and rows["2.0"]["index"] == "https://download.pytorch.org/whl/rocm5.4.2"
+    assert rows["1.13"]["variant"] == "rocm5.2"
+    assert rows["1.12"]["status"] == "impossible"
