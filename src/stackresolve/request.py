@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from stackresolve.model.accelerator import AcceleratorTarget
+from stackresolve.model.accelerator import AMD, INTEL, AcceleratorTarget
 from stackresolve.model.enums import Arch, Framework, Os, Vendor
 from stackresolve.model.record import record
 from stackresolve.model.values import ComputeCapability, DriverVersion
@@ -221,6 +221,50 @@ def detected_gpus(kb: "KnowledgeBase", machine: "Machine") -> tuple[list[GpuTarg
     return gpus, unknown
 
 
+def detected_accelerators(kb: "KnowledgeBase", machine: "Machine",
+                          framework: Framework) -> tuple[tuple[AcceleratorTarget, ...], list[str]]:
+    """The machine's AMD GPUs (else its Intel GPUs) as targets, with the assumptions that say so. A GPU no PyTorch
+    build can use (a gfx target no wheel carries nor reaches through the override, an Intel GPU of unknown or
+    undocumented family, any framework but PyTorch) leaves the plan CPU-only, as before AMD and Intel were known:
+    an integrated GPU must not turn a CPU plan into an impossible one."""
+    ak = kb.accelerators
+    if machine.amd_gpus:
+        targets = []
+        for g in machine.amd_gpus:
+            model = ak.amd_gpu_by_pci(g.pci_id.split(":")[-1]) if g.pci_id else None
+            name = g.name or (model.name if model else "")
+            models = ak.amd_gpus_of_gfx(g.gfx)
+            architecture = model.architecture if model else (models[0].architecture if models else "")
+            target = AcceleratorTarget(AMD, name, g.gfx, "", architecture, g.source)
+            if target not in targets:
+                targets.append(target)
+        label = ", ".join(t.label for t in targets)
+        if framework is not Framework.PYTORCH:
+            return (), [f"AMD GPU {label} detected: stackresolve plans PyTorch on ROCm only, so this "
+                        f"{framework.display} plan is CPU-only"]
+        reachable = {t for v in ak.torch_rocm for t in v.gfx}
+        lost = [t for t in targets if t.gfx not in reachable and
+                not (ak.override_for(t.gfx) and ak.override_for(t.gfx).runs_as in reachable)]
+        if lost:
+            return (), [f"AMD GPU {', '.join(t.label for t in lost)} detected: no PyTorch ROCm wheel carries its "
+                        f"target, so the plan is CPU-only (pass --gpu-gfx {lost[0].gfx} to see why)"]
+        return tuple(targets), [f"GPU: {label}, detected (ROCm)"]
+    known = []
+    for g in machine.intel_gpus:
+        model = ak.intel_gpu_by_pci(g.pci_id.split(":")[-1])
+        if model is not None and any(model.family in x.families for x in ak.torch_xpu):
+            target = AcceleratorTarget(INTEL, model.name, "", model.family, model.architecture, g.source)
+            if target not in known:
+                known.append(target)
+    if not known:
+        return (), ["Intel GPU detected, of no family PyTorch's XPU builds document: CPU-only stack (pass --gpu "
+                    "'Arc A770' or another model stackresolve gpus lists)"]
+    if framework is not Framework.PYTORCH:
+        return (), [f"Intel GPU {known[0].label} detected: stackresolve plans PyTorch on XPU only, so this "
+                    f"{framework.display} plan is CPU-only"]
+    return tuple(known[:1]), [f"GPU: {known[0].label}, detected (XPU)"]
+
+
 def build_request(kb: "KnowledgeBase", given: RequestInput, machine: "Machine | None") -> Request:
     """What `given` says wins; what it leaves out comes from the detected machine (None: nothing was detected),
     each such fact named in the request's assumptions."""
@@ -254,8 +298,6 @@ def build_request(kb: "KnowledgeBase", given: RequestInput, machine: "Machine | 
         accelerators = given.accelerators
     elif machine is not None and not machine.gpus and not given.cpu and \
             (getattr(machine, "amd_gpus", ()) or getattr(machine, "intel_gpus", ())):
-        from stackresolve.resolve.rocm import detected_accelerators
-
         accelerators, notes = detected_accelerators(kb, machine, given.framework)
         assumptions += notes
     elif machine is not None and machine.gpus and not given.cpu:

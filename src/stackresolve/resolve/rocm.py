@@ -17,7 +17,7 @@ from packaging.version import Version
 from stackresolve.knowledge.accelerators import TorchRocm, TorchXpu
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.python_sources import python_sources
-from stackresolve.model.accelerator import AMD, INTEL, AcceleratorTarget
+from stackresolve.model.accelerator import AMD, INTEL
 from stackresolve.model.enums import Arch, Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Alternative, FrameworkPin, GpuPin, PythonPin, Resolution, Stack
@@ -28,64 +28,19 @@ ROCM_PERMISSIONS_SOURCE = ("https://rocm.docs.amd.com/projects/install-on-linux/
 ROCM_LINUX_SOURCE = "https://pytorch.org/get-started/locally/ (Compute Platform ROCm: Linux only)"
 
 
-# -- the request's targets from a detected machine -------------------------------------------------------------
-def detected_accelerators(kb: KnowledgeBase, machine, framework: Framework) -> tuple[tuple[AcceleratorTarget, ...],
-                                                                                       list[str]]:
-    """The machine's AMD GPUs (else its Intel GPUs) as targets, with the assumptions that say so. A GPU no PyTorch
-    build can use (a gfx target no wheel carries nor reaches through the override, an Intel GPU of unknown or
-    undocumented family, any framework but PyTorch) leaves the plan CPU-only, as before AMD and Intel were known:
-    an integrated GPU must not turn a CPU plan into an impossible one."""
-    ak = kb.accelerators
-    if machine.amd_gpus:
-        targets = []
-        for g in machine.amd_gpus:
-            model = ak.amd_gpu_by_pci(g.pci_id.split(":")[-1]) if g.pci_id else None
-            name = g.name or (model.name if model else "")
-            models = ak.amd_gpus_of_gfx(g.gfx)
-            architecture = model.architecture if model else (models[0].architecture if models else "")
-            target = AcceleratorTarget(AMD, name, g.gfx, "", architecture, g.source)
-            if target not in targets:
-                targets.append(target)
-        label = ", ".join(t.label for t in targets)
-        if framework is not Framework.PYTORCH:
-            return (), [f"AMD GPU {label} detected: stackresolve plans PyTorch on ROCm only, so this "
-                        f"{framework.display} plan is CPU-only"]
-        reachable = {t for v in ak.torch_rocm for t in v.gfx}
-        lost = [t for t in targets if t.gfx not in reachable and
-                not (ak.override_for(t.gfx) and ak.override_for(t.gfx).runs_as in reachable)]
-        if lost:
-            return (), [f"AMD GPU {', '.join(t.label for t in lost)} detected: no PyTorch ROCm wheel carries its "
-                        f"target, so the plan is CPU-only (pass --gpu-gfx {lost[0].gfx} to see why)"]
-        return tuple(targets), [f"GPU: {label}, detected (ROCm)"]
-    known = []
-    for g in machine.intel_gpus:
-        model = ak.intel_gpu_by_pci(g.pci_id.split(":")[-1])
-        if model is not None and any(model.family in x.families for x in ak.torch_xpu):
-            target = AcceleratorTarget(INTEL, model.name, "", model.family, model.architecture, g.source)
-            if target not in known:
-                known.append(target)
-    if not known:
-        return (), ["Intel GPU detected, of no family PyTorch's XPU builds document: CPU-only stack (pass --gpu "
-                    "'Arc A770' or another model stackresolve gpus lists)"]
-    if framework is not Framework.PYTORCH:
-        return (), [f"Intel GPU {known[0].label} detected: stackresolve plans PyTorch on XPU only, so this "
-                    f"{framework.display} plan is CPU-only"]
-    return tuple(known[:1]), [f"GPU: {known[0].label}, detected (XPU)"]
-
-
 # -- resolving ---------------------------------------------------------------------------------------------
-def resolve_accelerated(kb: KnowledgeBase, request: Request, with_alternatives: bool = True) -> Resolution:
-    """The Resolution of a request for AMD or Intel GPUs."""
-    from stackresolve.resolve import index_data
-
+def resolve_accelerated(kb: KnowledgeBase, request: Request, with_alternatives: bool = True,
+                        index_data: str = "") -> Resolution:
+    """The Resolution of a request for AMD or Intel GPUs; without a stack, the alternatives on these GPUs (the
+    caller adds the CPU build's: resolve/__init__.py)."""
     findings = [Finding(Severity.INFO, "assumed", a) for a in request.assumptions]
     stack, more, problem = (_amd if request.accelerator_vendor == AMD else _intel)(kb, request)
     findings += more
     if stack is not None:
-        return Resolution(request, stack, tuple(findings), (), kb.version, index_data(kb, request))
+        return Resolution(request, stack, tuple(findings), (), kb.version, index_data)
     findings.append(problem)
     alternatives = _alternatives(kb, request) if with_alternatives else ()
-    return Resolution(request, None, tuple(findings), tuple(alternatives), kb.version, index_data(kb, request))
+    return Resolution(request, None, tuple(findings), tuple(alternatives), kb.version, index_data)
 
 
 def accelerated_stack(kb: KnowledgeBase, request: Request) -> Stack | None:
@@ -226,7 +181,6 @@ def _python_pin(request: Request, label: str, pythons: tuple[str, ...], source: 
 
 
 def _amd_stack(kb, request, version, variant: TorchRocm, pythons, gfxs, unofficial: bool):
-    label = ", ".join(t.label for t in request.accelerators)
     what = "officially" if not unofficial else "only through AMD's unofficial HSA_OVERRIDE_GFX_VERSION"
     why = (f"newest PyTorch release matching '{request.version}' whose ROCm wheel carries {', '.join(gfxs)} "
            f"{what}: torch {version}, variant {variant.name} (ROCm {variant.rocm}), from PyTorch's index "
@@ -327,8 +281,7 @@ def _intel_stack(kb, request, version, build: TorchXpu, pythons) -> Stack:
 
 
 def _alternatives(kb: KnowledgeBase, request: Request) -> list[Alternative]:
-    """The nearest that works: the newest release whose build runs on these GPUs (any version), else the CPU
-    build of the request's release."""
+    """The nearest that works on these GPUs: the newest release whose build runs on them (any version)."""
     out = []
     if request.framework is Framework.PYTORCH and _platform_problem(request) is None:
         if request.accelerator_vendor == AMD:
@@ -344,13 +297,12 @@ def _alternatives(kb: KnowledgeBase, request: Request) -> list[Alternative]:
                 out.append(Alternative(stack, f"torch {version} ({stack.framework.variant}) runs on "
                                               f"{request.accelerators[0].label}", other))
                 break
-    from stackresolve.resolve.solve import resolve_stack
-
-    cpu = replace(request, accelerators=(), cpu_only=True, python=None)
-    stack = resolve_stack(kb, cpu)
-    if stack is not None:
-        out.append(Alternative(stack, "the CPU build (no GPU)", cpu))
     return out
+
+
+def cpu_request(request: Request) -> Request:
+    """The request for the CPU build, an AMD or Intel request's last alternative."""
+    return replace(request, accelerators=(), cpu_only=True, python=None)
 
 
 # -- what the install formats can express ------------------------------------------------------------------
