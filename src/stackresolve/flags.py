@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-from stackresolve.model.accelerator import AMD, INTEL, AcceleratorTarget, read_gfx
 from stackresolve.model.enums import Arch, Framework, Os, Vendor
 from stackresolve.model.numbers import (
     NUMBER,
@@ -38,6 +37,7 @@ from stackresolve.request import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from stackresolve.model.accelerator import AcceleratorTarget
     from stackresolve.detect.model import Machine
     from stackresolve.knowledge.base import KnowledgeBase
 
@@ -230,8 +230,10 @@ class Flags:
     gpu_gfx_env: str | None = None  # STACKRESOLVE_GPU_GFX, used when no flag names a GPU
 
 
-def accelerator_by_name(kb: "KnowledgeBase", name: str) -> AcceleratorTarget | None:
+def accelerator_by_name(kb: "KnowledgeBase", name: str) -> "AcceleratorTarget | None":
     """An AMD or Intel GPU model by its name or alias (constraints/amd.toml, intel.toml), None when neither knows it."""
+    from stackresolve.model.accelerator import AMD, INTEL, AcceleratorTarget
+
     amd = kb.accelerators.find_amd_gpu(name)
     if amd is not None:
         return AcceleratorTarget(AMD, amd.name, amd.gfx, "", amd.architecture, "flag --gpu")
@@ -254,7 +256,9 @@ def unknown_gpu(kb: "KnowledgeBase", name: str) -> InputError:
     return InputError(f"--gpu {name!r}: unknown GPU model{hint}")
 
 
-def gfx_target(kb: "KnowledgeBase", text: str, flag: str, source: str) -> AcceleratorTarget:
+def gfx_target(kb: "KnowledgeBase", text: str, flag: str, source: str) -> "AcceleratorTarget":
+    from stackresolve.model.accelerator import AMD, AcceleratorTarget, read_gfx
+
     gfx = read_gfx(text)
     if gfx is None:
         raise InputError(f"{flag} {quoted(text)}: not an AMD gfx target; use LLVM's name, e.g. gfx1100 or gfx942 "
@@ -264,9 +268,12 @@ def gfx_target(kb: "KnowledgeBase", text: str, flag: str, source: str) -> Accele
     return AcceleratorTarget(AMD, models[0].name if len(models) == 1 else "", gfx, "", architecture, source)
 
 
-def parse_accelerator_flags(kb: "KnowledgeBase", flags: Flags, apple: str | None) -> tuple[AcceleratorTarget, ...]:
+def parse_accelerator_flags(kb: "KnowledgeBase", flags: Flags,
+                            apple: str | None) -> tuple["AcceleratorTarget", ...]:
     """The AMD or Intel GPU the flags name (--gpu MODEL, --gpu-gfx, else STACKRESOLVE_GPU_GFX), () when they name
     none. One vendor per plan: an NVIDIA GPU or compute capability with an AMD or Intel one is bad input."""
+    from stackresolve.model.accelerator import INTEL
+
     named = None
     if flags.gpu and not apple and kb.find_gpu(flags.gpu) is None:
         named = accelerator_by_name(kb, flags.gpu)
@@ -326,7 +333,7 @@ def parse_flags(kb: "KnowledgeBase", flags: Flags) -> RequestInput:
                          f"{framework.display} '{version_text}'; use --tf 1.15")
     accelerators = parse_accelerator_flags(kb, flags, apple)
     if accelerators and framework is not Framework.PYTORCH:
-        what = "AMD (ROCm)" if accelerators[0].vendor == AMD else "Intel (XPU)"
+        what = "AMD (ROCm)" if accelerators[0].vendor == "amd" else "Intel (XPU)"
         raise InputError(f"{framework.flag} with an {what} GPU: stackresolve plans PyTorch on AMD and Intel GPUs "
                          f"(--torch VERSION); {framework.display} there is not planned yet (use --cpu for its CPU "
                          f"build)")
@@ -434,7 +441,7 @@ class MachineFlags:
     gpu_gfx: str | None = None  # an AMD GPU by its gfx target
 
 
-def _flag_accelerator(kb: "KnowledgeBase", flags: MachineFlags) -> AcceleratorTarget | None:
+def _flag_accelerator(kb: "KnowledgeBase", flags: MachineFlags) -> "AcceleratorTarget | None":
     """The AMD or Intel GPU check's --gpu or --gpu-gfx names (None: an NVIDIA GPU, or none)."""
     named = None
     if flags.gpu and kb.find_gpu(flags.gpu) is None:
@@ -474,7 +481,7 @@ def apply_flags(kb: "KnowledgeBase", machine: "Machine | None",
     if accelerator is not None:
         from stackresolve.detect.model import AmdGpuInfo, IntelGpuInfo
 
-        if accelerator.vendor == AMD:
+        if accelerator.vendor == "amd":
             machine = replace(machine, gpus=(), amd_gpus=(AmdGpuInfo(0, accelerator.gfx, "flag",
                                                                       accelerator.name or None),))
         else:

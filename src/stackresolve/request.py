@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from stackresolve.model.accelerator import AMD, INTEL, AcceleratorTarget
 from stackresolve.model.enums import Arch, Framework, Os, Vendor
 from stackresolve.model.record import record
 from stackresolve.model.values import ComputeCapability, DriverVersion
 
 if TYPE_CHECKING:  # pragma: no cover
+    from stackresolve.model.accelerator import AcceleratorTarget
     from stackresolve.detect.model import Machine
     from stackresolve.knowledge.base import KnowledgeBase
 
@@ -140,7 +140,7 @@ class RequestInput:
                  spec: SpecifierSet | None = None, *, os: Os | None = None, arch: Arch | None = None,
                  gpus: tuple[GpuTarget, ...] = (), apple_gpu: str | None = None, driver: DriverVersion | None = None,
                  python: str | None = None, cudnn: str | None = None, cpu: bool = False, vendor: Vendor | None = None,
-                 with_driver: bool = False, accelerators: tuple[AcceleratorTarget, ...] = ()) -> None:
+                 with_driver: bool = False, accelerators: tuple["AcceleratorTarget", ...] = ()) -> None:
         values = {
             "framework": framework,
             "version": version,  # as the user wrote it (the Request keeps it: "TensorFlow 1.15")
@@ -227,6 +227,8 @@ def detected_accelerators(kb: "KnowledgeBase", machine: "Machine",
     build can use (a gfx target no wheel carries nor reaches through the override, an Intel GPU of unknown or
     undocumented family, any framework but PyTorch) leaves the plan CPU-only, as before AMD and Intel were known:
     an integrated GPU must not turn a CPU plan into an impossible one."""
+    from stackresolve.model.accelerator import AMD, INTEL, AcceleratorTarget
+
     ak = kb.accelerators
     if machine.amd_gpus:
         targets = []
@@ -289,7 +291,7 @@ def build_request(kb: "KnowledgeBase", given: RequestInput, machine: "Machine | 
         assumptions.append("macOS on arm64: the Apple Silicon GPU, through Metal (pass --cpu for a CPU-only plan)")
 
     gpus: list[GpuTarget] = []
-    accelerators: tuple[AcceleratorTarget, ...] = ()
+    accelerators: tuple["AcceleratorTarget", ...] = ()
     if apple:
         pass
     elif given.gpus:
