@@ -309,6 +309,9 @@ def build_request(kb: "KnowledgeBase", given: RequestInput, machine: "Machine | 
                           f"a GPU of compute capability {g.cc} ({g.source})" for g in gpus)
         if names:
             assumptions.append(f"GPU: {names}, detected")
+        if getattr(machine, "amd_gpus", ()):  # one vendor per plan: the NVIDIA GPUs, as before AMD was known
+            assumptions.append(f"an AMD GPU ({', '.join(g.gfx for g in machine.amd_gpus)}) is here too: this plan is "
+                               f"for the NVIDIA GPUs (pass --gpu or --gpu-gfx to plan for the AMD one)")
 
     cpu_only = given.cpu or apple is not None or bool(accelerators)
     if given.cpu:

@@ -249,3 +249,13 @@ def test_matrix_rows_for_an_amd_gpu():
     assert rows["2.0"]["variant"] == "rocm5.4.2" and rows["2.0"]["index"] == "https://download.pytorch.org/whl/rocm5.4.2"
     assert rows["1.13"]["variant"] == "rocm5.2"
     assert rows["1.12"]["status"] == "impossible"
+
+
+def test_a_machine_with_nvidia_and_amd_gpus_plans_the_nvidia_ones_and_says_so(kb):
+    from stackresolve.detect.model import GpuInfo
+
+    machine = _machine(gpus=(GpuInfo(0, "NVIDIA GeForce RTX 3090", "8.6", None, "nvml", "nvml"),),
+                       amd_gpus=(AmdGpuInfo(index=0, gfx="gfx1036", source="kfd-topology"),))
+    request = request_from_flags(kb, Flags(torch="latest"), machine)
+    assert request.gpus and not request.accelerators
+    assert any("gfx1036" in a for a in request.assumptions)
