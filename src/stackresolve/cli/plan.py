@@ -82,7 +82,7 @@ def plan(
                                         with_driver=with_driver),
                            "pylock" if full_lock else fmt, out, allow_cpu, env_name, fleet_stacks,
                            {"--os": os, "--gpu": gpu, "--gpu-cc": gpu_cc, "--driver": driver, "--arch": arch,
-                            "--cpu": cpu})
+                            "--cpu": cpu, "--gpu-gfx": gpu_gfx})
     kb = knowledge()
     flags = Flags(tf=tf, torch=torch, jax=jax, os=os, arch=arch, gpu=gpu, gpu_cc=gpu_cc, driver=driver, python=python, cudnn=cudnn,
                   cpu=cpu, vendor=vendor, with_driver=with_driver, gpu_gfx=gpu_gfx,

@@ -78,7 +78,9 @@ def _accelerated(resolution: "Resolution", name: str) -> Optional[Refusal]:
     from stackresolve.resolve.rocm import format_refusal
 
     why = format_refusal(resolution.stack, name)
-    return _refused(resolution, why, "Use --format pip, lock or dockerfile.") if why else None
+    instead = "Use --format pip, lock or dockerfile." if resolution.stack.gpu.vendor == "amd" else \
+        "Use --format pip or lock."
+    return _refused(resolution, why, instead) if why else None
 
 
 def _conda(resolution: "Resolution"):

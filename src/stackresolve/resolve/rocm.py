@@ -60,8 +60,10 @@ def _platform_problem(request: Request) -> Finding | None:
                        f"PyTorch's ROCm builds are for Linux x86_64, not {request.os.value} {request.arch.value}",
                        fix="plan with --os linux (on Windows, AMD documents its own WSL2 and Windows wheels)",
                        source=ROCM_LINUX_SOURCE)
-    if vendor == INTEL and request.arch is not Arch.X86_64:
-        return Finding(Severity.ERROR, "xpu-platform", f"PyTorch's XPU builds are for x86_64, not {request.arch.value}")
+    if vendor == INTEL and (request.arch is not Arch.X86_64 or request.os not in (Os.LINUX, Os.WINDOWS)):
+        return Finding(Severity.ERROR, "xpu-platform",
+                       f"PyTorch's XPU builds are for Linux and Windows on x86_64 (the platforms its XPU page "
+                       f"documents), not {request.os.value} {request.arch.value}", fix="plan with --os linux or windows")
     return None
 
 
