@@ -28,6 +28,7 @@ DOCUMENTS = {
     "show-cudnn": "stackresolve/show-cudnn@1",
     "show-driver": "stackresolve/show-driver@1",
     "show-gpu": "stackresolve/show-gpu@1",
+    "show-accelerator": "stackresolve/show-accelerator@1",
     "install": "stackresolve/install@1",
 }
 

@@ -24,20 +24,48 @@ def _matching_gpus(kb: KnowledgeBase, search: str | None):
     return [g for g in gpus if any(needle in normalize_gpu_name(s) for s in (g.name, *g.aliases))]
 
 
+def _matching_accelerators(kb: KnowledgeBase, search: str | None) -> tuple[list, list]:
+    """AMD and Intel models (constraints/amd.toml, intel.toml) whose name, alias (or gfx target) contains the text."""
+    ak = kb.accelerators
+    needle = normalize_gpu_name(search) if search else ""
+
+    def hit(g, *more) -> bool:
+        return any(needle in normalize_gpu_name(s) for s in (g.name, *g.aliases, *more))
+
+    amd = sorted((g for g in ak.amd_gpus if hit(g, g.gfx)), key=lambda g: (g.architecture, g.name))
+    intel = sorted((g for g in ak.intel_gpus if hit(g)), key=lambda g: (g.family, g.name))
+    return amd, intel
+
+
 def gpus_text(kb: KnowledgeBase, search: str | None) -> str:
     gpus = _matching_gpus(kb, search)
-    if not gpus:
+    amd, intel = _matching_accelerators(kb, search)
+    if not gpus and not amd and not intel:
         return f"no GPU model matches {search!r}\n"
-    out = [f"{'compute':<8} {'architecture':<12} {'segment':<12} name", "-" * 60]
-    out += [f"{g.cc:<8} {g.architecture:<12} {g.segment:<12} {g.name}" for g in gpus]
-    out.append(f"\n{len(gpus)} models")
-    return "\n".join(out) + "\n"
+    out = []
+    if gpus:
+        out += [f"{'compute':<8} {'architecture':<12} {'segment':<12} name", "-" * 60]
+        out += [f"{g.cc:<8} {g.architecture:<12} {g.segment:<12} {g.name}" for g in gpus]
+    if amd:
+        out += ["" if out else None, f"{'gfx':<8} {'architecture':<12} {'segment':<12} name (AMD, ROCm)", "-" * 60]
+        out += [f"{g.gfx:<8} {g.architecture:<12} {g.segment:<12} {g.name}" for g in amd]
+    if intel:
+        out += ["" if out else None, f"{'family':<16} {'architecture':<12} name (Intel, XPU)", "-" * 60]
+        out += [f"{g.family:<16} {g.architecture:<12} {g.name}" for g in intel]
+    out.append(f"\n{len(gpus) + len(amd) + len(intel)} models")
+    return "\n".join(line for line in out if line is not None) + "\n"
 
 
 def gpus_json(kb: KnowledgeBase, search: str | None) -> str:
+    amd, intel = _matching_accelerators(kb, search)
     return json.dumps({"schema": "stackresolve/gpus@1", "gpus": [
         {"name": g.name, "compute_capability": g.cc, "architecture": g.architecture, "segment": g.segment,
-         "aliases": list(g.aliases), "source": g.source} for g in _matching_gpus(kb, search)]}, indent=2) + "\n"
+         "aliases": list(g.aliases), "source": g.source} for g in _matching_gpus(kb, search)],
+        "amd_gpus": [{"name": g.name, "gfx": g.gfx, "architecture": g.architecture, "segment": g.segment,
+                      "pci_ids": list(g.pci_ids), "aliases": list(g.aliases), "source": g.source} for g in amd],
+        "intel_gpus": [{"name": g.name, "family": g.family, "architecture": g.architecture,
+                        "pci_ids": list(g.pci_ids), "aliases": list(g.aliases), "source": g.source} for g in intel]},
+        indent=2) + "\n"
 
 
 def _line_of(kb: KnowledgeBase, version: str) -> str:
@@ -380,6 +408,9 @@ def show_gpu_data(kb: KnowledgeBase, query: str) -> dict:
     if capability is None:
         model = kb.find_gpu(query)
         if model is None:
+            accelerator = show_accelerator_data(kb, query)
+            if accelerator is not None:
+                return accelerator
             similar = kb.similar_gpu_names(query)
             hint = f"; did you mean {' or '.join(repr(s) for s in similar)}?" if similar else \
                 "; give a compute capability such as 8.6 (stackresolve gpus lists known models)"
@@ -411,8 +442,75 @@ def show_gpu_data(kb: KnowledgeBase, query: str) -> dict:
     }
 
 
+def show_accelerator_data(kb: KnowledgeBase, query: str) -> dict | None:
+    """`show gpu` for an AMD GPU (by name or gfx target) or an Intel GPU (by name), None when neither table knows
+    it: the model, the PyTorch builds that run on it (and how their target lists are known), AMD's unofficial
+    override where one applies, the ROCm releases AMD lists it in."""
+    from stackresolve.model.accelerator import read_gfx
+
+    ak = kb.accelerators
+    gfx = read_gfx(query)
+    amd = ak.find_amd_gpu(query) if gfx is None else None
+    intel = ak.find_intel_gpu(query) if gfx is None and amd is None else None
+    if gfx is None and amd is None and intel is None:
+        return None
+    doc = {"schema": "stackresolve/show-accelerator@1", "query": query}
+    if intel is not None:
+        builds = [x for x in ak.torch_xpu if intel.family in x.families]
+        return doc | {"vendor": "intel", "gfx": None, "family": intel.family, "architecture": intel.architecture,
+                      "model": {"name": intel.name, "pci_ids": list(intel.pci_ids), "aliases": list(intel.aliases),
+                                "source": intel.source, "note": intel.note},
+                      "models": [intel.name], "rocm": [], "override": None,
+                      "torch": [{"variant": x.name, "releases": list(x.releases), "platforms": list(x.platforms),
+                                 "python": list(x.python), "driver": x.driver, "source": x.source} for x in builds],
+                      "fetched": ak.intel_generated}
+    gfx = gfx or amd.gfx
+    models = ak.amd_gpus_of_gfx(gfx)
+    override = ak.override_for(gfx)
+    carried = [v for v in ak.torch_rocm if gfx in v.gfx or (override and override.runs_as in v.gfx)]
+    return doc | {
+        "vendor": "amd", "gfx": gfx, "family": None,
+        "architecture": amd.architecture if amd else (models[0].architecture if models else None),
+        "model": None if amd is None else {"name": amd.name, "segment": amd.segment, "pci_ids": list(amd.pci_ids),
+                                           "aliases": list(amd.aliases), "source": amd.source, "note": amd.note},
+        "models": [g.name for g in models],
+        "rocm": [{"version": r.version, "source": r.source} for r in ak.rocm_supporting(gfx)],
+        "override": None if override is None else {"hsa_override": override.hsa_override,
+                                                   "runs_as": override.runs_as, "status": override.status,
+                                                   "source": override.source},
+        "torch": [{"variant": v.name, "releases": list(v.releases), "official": gfx in v.gfx,
+                   "arch_basis": v.arch_basis, "python": list(v.python), "source": v.source} for v in carried],
+        "fetched": ak.amd_generated}
+
+
+def show_accelerator_text(d: dict) -> str:
+    m = d["model"]
+    what = d["gfx"] if d["vendor"] == "amd" else d["family"]
+    out = [(f"{m['name']}: " if m else "") + f"{'gfx target' if d['vendor'] == 'amd' else 'Intel family'} {what}"
+           + (f" ({d['architecture']})" if d["architecture"] else "")]
+    if m:
+        out.append(f"  source: {m['source']}")
+    if d["vendor"] == "amd":
+        out.append(f"  models: {', '.join(d['models']) or 'none by name'}")
+        out.append(f"  ROCm releases AMD lists it in: {', '.join(r['version'] for r in d['rocm']) or 'none known'}")
+    for t in d["torch"]:
+        how = "" if t.get("official", True) else " (unofficial, through the override)"
+        out.append(f"  PyTorch {t['variant']}: torch {version_span(t['releases'])}{how}; source: {t['source']}")
+    if not d["torch"]:
+        out.append("  PyTorch: no ROCm wheel carries it" if d["vendor"] == "amd" else
+                   "  PyTorch: no XPU build documents this family")
+    if d["override"]:
+        o = d["override"]
+        out.append(f"  unofficial: HSA_OVERRIDE_GFX_VERSION={o['hsa_override']} runs {o['runs_as']}'s code; "
+                   f"source: {o['source']}")
+    out.append(f"  data read: {d['fetched']}")
+    return "\n".join(out) + "\n"
+
+
 def show_gpu_text(kb: KnowledgeBase, query: str) -> str:
     d = show_gpu_data(kb, query)
+    if d.get("schema") == "stackresolve/show-accelerator@1":
+        return show_accelerator_text(d)
     m = d["model"]
     head = f"{m['name']}: compute capability {d['compute_capability']}" if m else \
         f"compute capability {d['compute_capability']}"

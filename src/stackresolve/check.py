@@ -76,6 +76,8 @@ def check_lock(lock: LockedStack, kb: KnowledgeBase, machine, observed: frozense
     gpu_stack = lock.delivery is not None
     if "gpus" in active and gpu_stack:
         diffs += _check_gpus(lock, kb, machine)
+    if "gpus" in active and lock.accelerator:
+        diffs += _check_accelerator(lock, machine)
     if "driver" in active and gpu_stack and lock.driver_min:
         diffs += _check_driver(lock, machine, unknown, driver_missing)
     if "python" in active:
@@ -153,6 +155,26 @@ def _check_gpus(lock: LockedStack, kb: KnowledgeBase, machine) -> list[Differenc
         if classify_support(arch, ComputeCapability.parse(cc)) is GpuSupport.UNSUPPORTED:
             diffs.append(Difference("gpu", f"a GPU {lock.label} has kernels for", f"{name} ({cc})",
                                     f"{lock.label} has no kernels for compute capability {cc}"))
+    return diffs
+
+
+def _check_accelerator(lock: LockedStack, machine) -> list[Difference]:
+    """An AMD stack against the machine's gfx targets (the wheel carries each, or the lock planned it through the
+    unofficial override); an Intel stack needs an Intel GPU."""
+    if lock.accelerator == "intel":
+        if getattr(machine, "intel_gpus", ()):
+            return []
+        return [Difference("gpu", "an Intel GPU", "none", f"{lock.label} is an XPU stack; no Intel GPU was found")]
+    gpus = getattr(machine, "amd_gpus", ())
+    if not gpus:
+        return [Difference("gpu", "an AMD GPU", "none", f"{lock.label} is a ROCm stack; no AMD GPU was found")]
+    diffs = []
+    for gpu in gpus:
+        if gpu.gfx in lock.compiled_gfx or gpu.gfx in lock.override_targets:
+            continue
+        diffs.append(Difference("gpu", f"a gfx target {lock.label} carries ({', '.join(lock.compiled_gfx)})",
+                                f"{gpu.name or f'GPU {gpu.index}'} ({gpu.gfx})",
+                                f"{lock.label} has no code for {gpu.gfx}: it would fail with hipErrorNoBinaryForGpu"))
     return diffs
 
 

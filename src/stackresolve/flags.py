@@ -32,6 +32,7 @@ from stackresolve.request import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from stackresolve.model.accelerator import AcceleratorTarget
     from stackresolve.detect.model import Machine
     from stackresolve.knowledge.base import KnowledgeBase
 
@@ -220,6 +221,86 @@ class Flags:
     cpu: bool = False
     vendor: str = "any"
     with_driver: bool = False
+    gpu_gfx: str | None = None  # --gpu-gfx: an AMD GPU by its gfx target
+    gpu_gfx_env: str | None = None  # STACKRESOLVE_GPU_GFX, used when no flag names a GPU
+
+
+def accelerator_by_name(kb: "KnowledgeBase", name: str) -> "AcceleratorTarget | None":
+    """An AMD or Intel GPU model by its name or alias (constraints/amd.toml, intel.toml), None when neither knows it."""
+    from stackresolve.model.accelerator import AMD, INTEL, AcceleratorTarget
+
+    amd = kb.accelerators.find_amd_gpu(name)
+    if amd is not None:
+        return AcceleratorTarget(AMD, amd.name, amd.gfx, "", amd.architecture, "flag --gpu")
+    intel = kb.accelerators.find_intel_gpu(name)
+    if intel is not None:
+        return AcceleratorTarget(INTEL, intel.name, "", intel.family, intel.architecture, "flag --gpu")
+    return None
+
+
+def unknown_gpu(kb: "KnowledgeBase", name: str) -> InputError:
+    import difflib
+
+    wanted = name.strip().lower()
+    # the closest of each table's close matches, by how close each is (NVIDIA's table is much the larger)
+    similar = sorted(dict.fromkeys(kb.similar_gpu_names(name) + kb.accelerators.similar_names(name)),
+                     key=lambda s: -difflib.SequenceMatcher(None, wanted, s.lower()).ratio())[:3]
+    hint = f"; did you mean {' or '.join(repr(s) for s in similar)}?" if similar else \
+        ("; use --gpu-cc X.Y (NVIDIA) or --gpu-gfx gfxNNNN (AMD) to give its architecture (stackresolve gpus lists "
+         "known models)")
+    return InputError(f"--gpu {name!r}: unknown GPU model{hint}")
+
+
+def gfx_target(kb: "KnowledgeBase", text: str, flag: str, source: str) -> "AcceleratorTarget":
+    from stackresolve.model.accelerator import AMD, AcceleratorTarget, read_gfx
+
+    gfx = read_gfx(text)
+    if gfx is None:
+        raise InputError(f"{flag} {quoted(text)}: not an AMD gfx target; use LLVM's name, e.g. gfx1100 or gfx942 "
+                         f"(rocminfo and rocm_agent_enumerator print it)")
+    models = kb.accelerators.amd_gpus_of_gfx(gfx)
+    architecture = models[0].architecture if models else ""
+    return AcceleratorTarget(AMD, models[0].name if len(models) == 1 else "", gfx, "", architecture, source)
+
+
+def parse_accelerator_flags(kb: "KnowledgeBase", flags: Flags,
+                            apple: str | None) -> tuple["AcceleratorTarget", ...]:
+    """The AMD or Intel GPU the flags name (--gpu MODEL, --gpu-gfx, else STACKRESOLVE_GPU_GFX), () when they name
+    none. One vendor per plan: an NVIDIA GPU or compute capability with an AMD or Intel one is bad input."""
+    from stackresolve.model.accelerator import INTEL
+
+    named = None
+    if flags.gpu and not apple and kb.find_gpu(flags.gpu) is None:
+        named = accelerator_by_name(kb, flags.gpu)
+        if named is None:
+            raise unknown_gpu(kb, flags.gpu)
+    gfx_text, flag, source = flags.gpu_gfx, "--gpu-gfx", "flag --gpu-gfx"
+    if gfx_text is None and flags.gpu_gfx_env and not (flags.gpu or flags.gpu_cc or flags.cpu):
+        gfx_text, flag, source = flags.gpu_gfx_env, "STACKRESOLVE_GPU_GFX", "env:STACKRESOLVE_GPU_GFX"
+    if named is None and gfx_text is None:
+        return ()
+    if flags.cpu:
+        raise InputError("--cpu plans without a GPU: drop --gpu/--gpu-gfx, or --cpu")
+    if apple:
+        raise InputError(f"--gpu {flags.gpu!r} is an Apple GPU: it has no AMD gfx target (drop --gpu-gfx)")
+    what = f"--gpu {flags.gpu!r}" if named else f"{flag} {gfx_text}"
+    if flags.gpu_cc:
+        raise InputError(f"{what} is an {'Intel' if named and named.vendor == INTEL else 'AMD'} GPU and --gpu-cc an "
+                         f"NVIDIA compute capability: a plan is for one GPU vendor; give one of them")
+    if flags.driver:
+        raise InputError(f"--driver {quoted(flags.driver)} is an NVIDIA driver version and {what} not an NVIDIA GPU: "
+                         f"drop --driver (ROCm and Intel's drivers are not planned by version)")
+    if flags.gpu and named is None:
+        raise InputError(f"--gpu {flags.gpu!r} is an NVIDIA GPU and {flag} {gfx_text} an AMD target: a plan is for "
+                         f"one GPU vendor; give one of them")
+    if named is not None and named.vendor == INTEL and gfx_text is not None:
+        raise InputError(f"--gpu {flags.gpu!r} is an Intel GPU: it has no AMD gfx target (drop {flag})")
+    if gfx_text is not None:
+        target = gfx_target(kb, gfx_text, flag, source)
+        if named is not None and named.gfx != target.gfx:
+            raise InputError(f"--gpu {flags.gpu!r} has gfx target {named.gfx}, not {target.gfx}; give one of them")
+        named = named or target
+    return (named,)
 
 
 def parse_flags(kb: "KnowledgeBase", flags: Flags) -> RequestInput:
@@ -245,8 +326,14 @@ def parse_flags(kb: "KnowledgeBase", flags: Flags) -> RequestInput:
                                     or not spec.contains(Version("1.15.5"), prereleases=True)):
         raise InputError(f"--vendor nvidia: NVIDIA's builds (no longer maintained) are TensorFlow 1.15 only, not "
                          f"{framework.display} '{version_text}'; use --tf 1.15")
+    accelerators = parse_accelerator_flags(kb, flags, apple)
+    if accelerators and framework is not Framework.PYTORCH:
+        what = "AMD (ROCm)" if accelerators[0].vendor == "amd" else "Intel (XPU)"
+        raise InputError(f"{framework.flag} with an {what} GPU: stackresolve plans PyTorch on AMD and Intel GPUs "
+                         f"(--torch VERSION); {framework.display} there is not planned yet (use --cpu for its CPU "
+                         f"build)")
     gpus: tuple[GpuTarget, ...] = ()
-    if apple:
+    if apple or accelerators:
         pass
     elif flags.gpu and flags.gpu_cc:
         target = lookup_gpu(kb, flags.gpu)
@@ -261,7 +348,7 @@ def parse_flags(kb: "KnowledgeBase", flags: Flags) -> RequestInput:
     driver = parse_driver(flags.driver) if flags.driver else None
     return RequestInput(framework=framework, version=version_text, spec=spec, os=os_name, arch=arch, gpus=gpus,
                         apple_gpu=apple, driver=driver, python=python, cudnn=cudnn, cpu=flags.cpu, vendor=vendor,
-                        with_driver=flags.with_driver)
+                        with_driver=flags.with_driver, accelerators=accelerators)
 
 
 def override_problem(machine: "Machine | None") -> str | None:
@@ -354,6 +441,24 @@ class MachineFlags:
     python: str | None = None
     cuda: str | None = None
     cudnn: str | None = None
+    gpu_gfx: str | None = None  # an AMD GPU by its gfx target
+
+
+def _flag_accelerator(kb: "KnowledgeBase", flags: MachineFlags) -> "AcceleratorTarget | None":
+    """The AMD or Intel GPU check's --gpu or --gpu-gfx names (None: an NVIDIA GPU, or none)."""
+    named = None
+    if flags.gpu and kb.find_gpu(flags.gpu) is None:
+        named = accelerator_by_name(kb, flags.gpu)
+        if named is None:
+            raise unknown_gpu(kb, flags.gpu)
+    if flags.gpu_gfx is None:
+        return named
+    if flags.gpu_cc or (flags.gpu and named is None):
+        raise InputError(f"--gpu-gfx {flags.gpu_gfx} is an AMD target and --gpu/--gpu-cc an NVIDIA GPU: one of them")
+    target = gfx_target(kb, flags.gpu_gfx, "--gpu-gfx", "flag --gpu-gfx")
+    if named is not None and named.gfx != target.gfx:
+        raise InputError(f"--gpu {flags.gpu!r} has gfx target {named.gfx or '(none: an Intel GPU)'}, not {target.gfx}")
+    return named or target
 
 
 def apply_flags(kb: "KnowledgeBase", machine: "Machine | None",
@@ -376,7 +481,17 @@ def apply_flags(kb: "KnowledgeBase", machine: "Machine | None",
     if flags.driver:
         machine = replace(machine, driver=DriverInfo(str(parse_driver(flags.driver)), None, "flag --driver"))
         given.add("driver")
-    if flags.gpu or flags.gpu_cc:
+    accelerator = _flag_accelerator(kb, flags) if flags.gpu or flags.gpu_gfx else None
+    if accelerator is not None:
+        from stackresolve.detect.model import AmdGpuInfo, IntelGpuInfo
+
+        if accelerator.vendor == "amd":
+            machine = replace(machine, gpus=(), amd_gpus=(AmdGpuInfo(0, accelerator.gfx, "flag",
+                                                                      accelerator.name or None),))
+        else:
+            machine = replace(machine, gpus=(), intel_gpus=(IntelGpuInfo(0, "8086:0000", "flag", accelerator.name),))
+        given.add("gpus")
+    elif flags.gpu or flags.gpu_cc:
         target = lookup_gpu(kb, flags.gpu) if flags.gpu else None
         cc = target.cc if target else parse_cc(flags.gpu_cc)
         name = target.name if target else None

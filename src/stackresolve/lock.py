@@ -53,7 +53,7 @@ def document(resolution: Resolution, pip: PipPlan) -> dict:
             if stack.driver else None,
             "compiled_arch": {"sass": list(stack.compiled.sass), "ptx": list(stack.compiled.ptx)}
             if stack.compiled and stack.cuda else None,
-        },
+        } | _accelerator_check(resolution),
     }
 
 
@@ -79,6 +79,10 @@ class LockedStack:
     knowledge_base: str
     framework_name: str = "tensorflow"  # which framework: "tensorflow", "pytorch", "jax"
     variant: str | None = None  # PyTorch's CUDA variant ("cu124")
+    accelerator: str | None = None  # "amd" | "intel": a ROCm or XPU stack (resolve/rocm.py)
+    compiled_gfx: tuple[str, ...] = ()  # AMD: the gfx targets in the wheel
+    override_targets: tuple[str, ...] = ()  # AMD: planned targets that run through HSA_OVERRIDE_GFX_VERSION
+    hsa_override: str | None = None
 
 
 def field_error(name: str, path: str, what: str) -> InputError:
@@ -153,6 +157,17 @@ class _Reader:
 _KIND_NAMES = {str: "a string", dict: "an object", list: "a list", bool: "true or false"}
 
 
+def _accelerator_check(resolution: Resolution) -> dict:
+    """An AMD or Intel stack's GPU facts for `check` (resolve/rocm.py): the vendor, the gfx targets the wheel
+    carries, the targets planned for and the unofficial override they need ({} for other stacks)."""
+    gpu = resolution.stack.gpu
+    if gpu.vendor not in ("amd", "intel"):
+        return {}
+    return {"accelerator": {"vendor": gpu.vendor, "compiled_gfx": list(gpu.compiled_gfx),
+                            "targets": [a.gfx for a in resolution.request.accelerators if a.gfx],
+                            "hsa_override": gpu.hsa_override or None, "name": gpu.name}}
+
+
 def parse_lock(text: str, name: str) -> LockedStack:
     """A lock file's text -> LockedStack; InputError (one line, naming the field and the file) when it is not a
     stackresolve lock or is damaged."""
@@ -179,6 +194,17 @@ def parse_lock(text: str, name: str) -> LockedStack:
     cudnn = r.get(check, "cudnn", "check", dict, optional=True) or {}
     driver = r.get(check, "driver", "check", dict, optional=True) or {}
     arch = r.get(check, "compiled_arch", "check", dict, optional=True)
+    accel = r.get(check, "accelerator", "check", dict, optional=True) or {}
+    vendor = r.get(accel, "vendor", "check.accelerator", optional=True) if accel else None
+    if vendor not in (None, "amd", "intel"):
+        r.fail("check.accelerator.vendor", "must be amd or intel")
+    compiled_gfx = tuple(r.get(accel, "compiled_gfx", "check.accelerator", list, optional=True) or ())
+    targets = tuple(r.get(accel, "targets", "check.accelerator", list, optional=True) or ())
+    from stackresolve.model.accelerator import read_gfx
+
+    if any(not isinstance(t, str) or read_gfx(t) != t for t in compiled_gfx + targets):
+        r.fail("check.accelerator", "gfx targets must be LLVM names such as gfx1100")
+    hsa_override = r.get(accel, "hsa_override", "check.accelerator", optional=True) if accel else None
     return LockedStack(
         os=Os(os_name),
         python_min=r.version(python, "min", "check.python"),
@@ -199,6 +225,10 @@ def parse_lock(text: str, name: str) -> LockedStack:
         knowledge_base=doc.get("knowledge_base") if isinstance(doc.get("knowledge_base"), str) else "?",
         framework_name=_framework_name(r, framework),
         variant=r.get(framework, "variant", "check.framework", optional=True),
+        accelerator=vendor,
+        compiled_gfx=compiled_gfx,
+        override_targets=tuple(t for t in targets if t not in compiled_gfx) if hsa_override else (),
+        hsa_override=hsa_override,
     )
 
 

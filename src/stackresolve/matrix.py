@@ -184,7 +184,8 @@ def _branch_binds(request: Request, support, highest, top_major) -> bool:
 def asked_of(kb: KnowledgeBase, request: Request) -> int:
     """What a cell's answer depends on in the request, besides the line, OS and GPU signatures."""
     return _interned(kb, (request.framework, request.cpu_only, request.driver, request.python, request.arch,
-                          request.vendor, request.cudnn, request.apple_gpu, request.container, request.cuda_line))
+                          request.vendor, request.cudnn, request.apple_gpu, request.container, request.cuda_line,
+                          request.accelerators))
 
 
 def line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str) -> tuple[int, int, int]:
@@ -338,6 +339,8 @@ def _build_matrix(kb: KnowledgeBase, request: Request, systems: list[str], asked
 
 
 def _target(request: Request) -> str:
+    if request.accelerators:
+        return ", ".join(a.label for a in request.accelerators)
     if request.cpu_only:
         return "CPU only"
     if not request.gpus:

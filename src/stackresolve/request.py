@@ -18,6 +18,7 @@ from stackresolve.model.record import record
 from stackresolve.model.values import ComputeCapability, DriverVersion
 
 if TYPE_CHECKING:  # pragma: no cover
+    from stackresolve.model.accelerator import AcceleratorTarget
     from stackresolve.detect.model import Machine
     from stackresolve.knowledge.base import KnowledgeBase
 
@@ -59,7 +60,7 @@ class GpuTarget:
 
     def to_json(self) -> dict:
         out = {"name": self.name or None, "compute_capability": str(self.cc), "architecture": self.architecture,
-               "source": self.source}
+               "source": self.source, "vendor": "nvidia"}
         if self.driver is not None:
             out["driver"] = str(self.driver)
         return out
@@ -84,6 +85,13 @@ class Request:
     assumptions: tuple[str, ...] = field(default=(), compare=False)
     # explain: the CUDA line a log's libraries ask for ("11.x", "10.1", "10.1|10.2"): only builds that load it
     cuda_line: str | None = None
+    # AMD or Intel GPUs (one vendor; then gpus is empty and cpu_only True: no CUDA): planned by resolve/rocm.py
+    accelerators: tuple[AcceleratorTarget, ...] = ()
+
+    @property
+    def accelerator_vendor(self) -> str | None:
+        """"amd" | "intel" when the request targets AMD or Intel GPUs."""
+        return self.accelerators[0].vendor if self.accelerators else None
 
     def __post_init__(self) -> None:
         if not (self.driver is None or type(self.driver) is DriverVersion):  # parsed where the text came in
@@ -126,7 +134,7 @@ class Request:
             "cudnn": self.cudnn,
             "with_driver": self.with_driver,
             "assumptions": list(self.assumptions),
-        }
+        } | ({"accelerators": [a.to_json() for a in self.accelerators]} if self.accelerators else {})
 
 
 
@@ -137,13 +145,13 @@ class RequestInput:
     of 13 fields costs milliseconds at import (model/values.py says how that was measured)."""
 
     __slots__ = ("framework", "version", "spec", "os", "arch", "gpus", "apple_gpu", "driver", "python", "cudnn",
-                 "cpu", "vendor", "with_driver")
+                 "cpu", "vendor", "with_driver", "accelerators")
 
     def __init__(self, framework: Framework = Framework.TENSORFLOW, version: str = "latest",
                  spec: SpecifierSet | None = None, *, os: Os | None = None, arch: Arch | None = None,
                  gpus: tuple[GpuTarget, ...] = (), apple_gpu: str | None = None, driver: DriverVersion | None = None,
                  python: str | None = None, cudnn: str | None = None, cpu: bool = False, vendor: Vendor | None = None,
-                 with_driver: bool = False) -> None:
+                 with_driver: bool = False, accelerators: tuple["AcceleratorTarget", ...] = ()) -> None:
         values = {
             "framework": framework,
             "version": version,  # as the user wrote it (the Request keeps it: "TensorFlow 1.15")
@@ -158,6 +166,7 @@ class RequestInput:
             "cpu": cpu,
             "vendor": vendor,  # None: any vendor's build
             "with_driver": with_driver,
+            "accelerators": accelerators,  # AMD or Intel GPUs given (by model or gfx target)
         }
         for name, value in values.items():
             object.__setattr__(self, name, value)
@@ -225,6 +234,52 @@ def detected_gpus(kb: "KnowledgeBase", machine: "Machine") -> tuple[list[GpuTarg
     return gpus, unknown
 
 
+def detected_accelerators(kb: "KnowledgeBase", machine: "Machine",
+                          framework: Framework) -> tuple[tuple[AcceleratorTarget, ...], list[str]]:
+    """The machine's AMD GPUs (else its Intel GPUs) as targets, with the assumptions that say so. A GPU no PyTorch
+    build can use (a gfx target no wheel carries nor reaches through the override, an Intel GPU of unknown or
+    undocumented family, any framework but PyTorch) leaves the plan CPU-only, as before AMD and Intel were known:
+    an integrated GPU must not turn a CPU plan into an impossible one."""
+    from stackresolve.model.accelerator import AMD, INTEL, AcceleratorTarget
+
+    ak = kb.accelerators
+    if machine.amd_gpus:
+        targets = []
+        for g in machine.amd_gpus:
+            model = ak.amd_gpu_by_pci(g.pci_id.split(":")[-1]) if g.pci_id else None
+            name = g.name or (model.name if model else "")
+            models = ak.amd_gpus_of_gfx(g.gfx)
+            architecture = model.architecture if model else (models[0].architecture if models else "")
+            target = AcceleratorTarget(AMD, name, g.gfx, "", architecture, g.source)
+            if target not in targets:
+                targets.append(target)
+        label = ", ".join(t.label for t in targets)
+        if framework is not Framework.PYTORCH:
+            return (), [f"AMD GPU {label} detected: stackresolve plans PyTorch on ROCm only, so this "
+                        f"{framework.display} plan is CPU-only"]
+        reachable = {t for v in ak.torch_rocm for t in v.gfx}
+        lost = [t for t in targets if t.gfx not in reachable and
+                not (ak.override_for(t.gfx) and ak.override_for(t.gfx).runs_as in reachable)]
+        if lost:
+            return (), [f"AMD GPU {', '.join(t.label for t in lost)} detected: no PyTorch ROCm wheel carries its "
+                        f"target, so the plan is CPU-only (pass --gpu-gfx {lost[0].gfx} to see why)"]
+        return tuple(targets), [f"GPU: {label}, detected (ROCm)"]
+    known = []
+    for g in machine.intel_gpus:
+        model = ak.intel_gpu_by_pci(g.pci_id.split(":")[-1])
+        if model is not None and any(model.family in x.families for x in ak.torch_xpu):
+            target = AcceleratorTarget(INTEL, model.name, "", model.family, model.architecture, g.source)
+            if target not in known:
+                known.append(target)
+    if not known:
+        return (), ["Intel GPU detected, of no family PyTorch's XPU builds document: CPU-only stack (pass --gpu "
+                    "'Arc A770' or another model stackresolve gpus lists)"]
+    if framework is not Framework.PYTORCH:
+        return (), [f"Intel GPU {known[0].label} detected: stackresolve plans PyTorch on XPU only, so this "
+                    f"{framework.display} plan is CPU-only"]
+    return tuple(known[:1]), [f"GPU: {known[0].label}, detected (XPU)"]
+
+
 def build_request(kb: "KnowledgeBase", given: RequestInput, machine: "Machine | None") -> Request:
     """What `given` says wins; what it leaves out comes from the detected machine (None: nothing was detected),
     each such fact named in the request's assumptions."""
@@ -249,10 +304,17 @@ def build_request(kb: "KnowledgeBase", given: RequestInput, machine: "Machine | 
         assumptions.append("macOS on arm64: the Apple Silicon GPU, through Metal (pass --cpu for a CPU-only plan)")
 
     gpus: list[GpuTarget] = []
+    accelerators: tuple["AcceleratorTarget", ...] = ()
     if apple:
         pass
     elif given.gpus:
         gpus = list(given.gpus)
+    elif given.accelerators and not given.cpu:
+        accelerators = given.accelerators
+    elif machine is not None and not machine.gpus and not given.cpu and \
+            (getattr(machine, "amd_gpus", ()) or getattr(machine, "intel_gpus", ())):
+        accelerators, notes = detected_accelerators(kb, machine, given.framework)
+        assumptions += notes
     elif machine is not None and machine.gpus and not given.cpu:
         gpus, unknown = detected_gpus(kb, machine)
         assumptions += [f"GPU {name!r}: compute capability unknown; pass --gpu-cc X.Y" for name in unknown]
@@ -260,8 +322,11 @@ def build_request(kb: "KnowledgeBase", given: RequestInput, machine: "Machine | 
                           f"a GPU of compute capability {g.cc} ({g.source})" for g in gpus)
         if names:
             assumptions.append(f"GPU: {names}, detected")
+        if getattr(machine, "amd_gpus", ()):  # one vendor per plan: the NVIDIA GPUs, as before AMD was known
+            assumptions.append(f"an AMD GPU ({', '.join(g.gfx for g in machine.amd_gpus)}) is here too: this plan is "
+                               f"for the NVIDIA GPUs (pass --gpu or --gpu-gfx to plan for the AMD one)")
 
-    cpu_only = given.cpu or apple is not None
+    cpu_only = given.cpu or apple is not None or bool(accelerators)
     if given.cpu:
         apple = None
     if not cpu_only and not gpus:
@@ -291,4 +356,4 @@ def build_request(kb: "KnowledgeBase", given: RequestInput, machine: "Machine | 
     return Request(version=given.version, spec=given.spec, os=os_name, arch=arch, python=given.python,
                    driver=driver, gpus=tuple(gpus), cpu_only=cpu_only, vendor=given.vendor, cudnn=given.cudnn,
                    with_driver=given.with_driver, framework=given.framework, apple_gpu=apple,
-                   assumptions=tuple(assumptions))
+                   assumptions=tuple(assumptions), accelerators=accelerators)

@@ -38,7 +38,7 @@ def test_format_values_complete():
     assert completions(["plan", "--os"], "w") == ["windows", "wsl2"]
     assert completions(["show"], "t") == ["tf", "torch"]
     assert completions(["schema"], "show") == ["show-tf", "show-torch", "show-jax", "show-cuda", "show-cudnn",
-                                               "show-driver", "show-gpu"]
+                                               "show-driver", "show-gpu", "show-accelerator"]
     assert completions(["show"], "c") == ["cuda", "cudnn"]
     assert "schema" in completions([], "sc")
 

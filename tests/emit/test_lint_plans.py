@@ -37,6 +37,8 @@ def targets(kb):
     for line in ("1.12", "2.0", "2.6", "latest"):
         yield Flags(torch=line, os="linux", gpu="GeForce RTX 3090")
     yield Flags(jax="latest", os="linux", gpu="GeForce RTX 3090")
+    for line, gpu in (("1.13", "MI250X"), ("2.0", "RX 6700 XT"), ("latest", "MI300X")):  # ROCm (resolve/rocm.py)
+        yield Flags(torch=line, os="linux", gpu=gpu)
     yield Flags(tf="1.15", os="linux", gpu="GeForce RTX 3090", driver="470.82.01")
     yield Flags(tf="1.15", os="linux", gpu="GeForce RTX 3090", python="3.6", vendor="stock")
 

@@ -16,6 +16,7 @@ show_app = command_app()
 def matrix(
     gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU model."),
     gpu_cc: Optional[str] = typer.Option(None, "--gpu-cc", help="GPU compute capability."),
+    gpu_gfx: Optional[str] = typer.Option(None, "--gpu-gfx", help="AMD GPU by its gfx target, e.g. gfx1100."),
     os: Optional[str] = typer.Option(None, "--os", click_type=os_choice(),
                                      help="The OS (default: linux and windows)."),
     driver: Optional[str] = typer.Option(None, "--driver", help="Installed NVIDIA driver version."),
@@ -33,7 +34,7 @@ def matrix(
 
     kb = knowledge()
     try:  # without --os: linux's table first, and the request is linux's
-        given = parse_flags(kb, Flags(gpu=gpu, gpu_cc=gpu_cc, driver=driver, os=os or "linux",
+        given = parse_flags(kb, Flags(gpu=gpu, gpu_cc=gpu_cc, gpu_gfx=gpu_gfx, driver=driver, os=os or "linux",
                                       torch="latest" if torch else None, jax="latest" if jax else None))
     except InputError as exc:
         fail(str(exc))

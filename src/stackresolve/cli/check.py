@@ -22,6 +22,7 @@ def check(
     driver: Optional[str] = typer.Option(None, "--driver", help="Check against this driver (default: detected)."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="Check against this GPU model (default: detected)."),
     gpu_cc: Optional[str] = typer.Option(None, "--gpu-cc", help="Check against this compute capability."),
+    gpu_gfx: Optional[str] = typer.Option(None, "--gpu-gfx", help="Check against this AMD gfx target, e.g. gfx1100."),
     python: Optional[str] = typer.Option(None, "--python", help="Check against this Python (default: detected)."),
     cuda: Optional[str] = typer.Option(None, "--cuda", help="Installed CUDA toolkit version (default: detected)."),
     cudnn: Optional[str] = typer.Option(None, "--cudnn", help="Installed cuDNN version (default: detected)."),
@@ -46,7 +47,8 @@ def check(
             check_full_lock_python(text, lock_file, python, python_exe, fmt)
         check_packages(text, lock_file, python_exe, fmt)
     kb = knowledge()
-    flags = MachineFlags(os=os, driver=driver, gpu=gpu, gpu_cc=gpu_cc, python=python, cuda=cuda, cudnn=cudnn)
+    flags = MachineFlags(os=os, driver=driver, gpu=gpu, gpu_cc=gpu_cc, python=python, cuda=cuda, cudnn=cudnn,
+                         gpu_gfx=gpu_gfx)
     missing = None
     try:
         lock = parse_lock(text, lock_file)

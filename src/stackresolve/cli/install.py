@@ -29,6 +29,7 @@ def install(
     jax: Optional[str] = typer.Option(None, "--jax", help="Plan and install JAX: 0.4, latest, ..."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="Plan for this GPU model (default: detected)."),
     gpu_cc: Optional[str] = typer.Option(None, "--gpu-cc", help="Plan for this compute capability."),
+    gpu_gfx: Optional[str] = typer.Option(None, "--gpu-gfx", help="Plan for this AMD gfx target, e.g. gfx1100."),
     driver: Optional[str] = typer.Option(None, "--driver", help="Plan for this driver (default: detected)."),
     python: Optional[str] = typer.Option(None, "--python", help="Use this Python minor, e.g. 3.11."),
     cpu: bool = typer.Option(False, "--cpu", help="Plan a CPU-only stack."),
@@ -69,10 +70,10 @@ def install(
             if lock_file is not None:
                 fail(f"give a lock file ({lock_file!r}) or a target (--tf/--torch/--jax), not both")
             target, lock, alternatives, machine = _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu,
-                                                           vendor, no_detect)
+                                                           vendor, no_detect, gpu_gfx)
         else:
-            if any((gpu, gpu_cc, driver, cpu)):
-                fail("--gpu/--gpu-cc/--driver/--cpu plan a target: give --tf, --torch or --jax with them (a lock "
+            if any((gpu, gpu_cc, gpu_gfx, driver, cpu)):
+                fail("--gpu/--gpu-cc/--gpu-gfx/--driver/--cpu plan a target: give --tf, --torch or --jax with them (a lock "
                      "already holds its stack)")
             target, lock = _from_file(kb, lock_file or "stackresolve.lock", python)
         options = InstallOptions(venv=Path(venv), installer=installer, reuse=reuse, python=python,
@@ -112,15 +113,17 @@ def install(
     raise typer.Exit(Exit.OK if report.ok else Exit.FAILED)
 
 
-def _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu, vendor, no_detect):
+def _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu, vendor, no_detect, gpu_gfx=None):
     """Plan flags: resolve as `plan` does; no stack is exit 1 with the plan's own explanation."""
     # lazy: start-up (a command imports only what it runs: flags, install.target, ...)
     from stackresolve.flags import Flags, request_from_flags
     from stackresolve.install.target import from_resolution, with_knowledge
     from stackresolve.resolve import resolve
 
+    from stackresolve.cli.plan import environ_gfx
+
     flags = Flags(tf=tf or "latest", torch=torch, jax=jax, gpu=gpu, gpu_cc=gpu_cc, driver=driver, python=python,
-                  cpu=cpu, vendor=vendor)
+                  cpu=cpu, vendor=vendor, gpu_gfx=gpu_gfx, gpu_gfx_env=environ_gfx())
     machine = detect_machine(no_detect, gpu_only=True)
     request = request_from_flags(kb, flags, machine)
     resolution = resolve(kb, request)

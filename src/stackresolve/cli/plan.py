@@ -32,6 +32,8 @@ def plan(
     gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU model, e.g. 'GTX 1080 Ti', 'A100', 'RTX 4090', "
                                                           "'Apple M2'."),
     gpu_cc: Optional[str] = typer.Option(None, "--gpu-cc", help="GPU compute capability, e.g. 8.6."),
+    gpu_gfx: Optional[str] = typer.Option(None, "--gpu-gfx", help="AMD GPU by its gfx target, e.g. gfx1100 "
+                                                                  "(default: STACKRESOLVE_GPU_GFX)."),
     driver: Optional[str] = typer.Option(None, "--driver", help="Installed NVIDIA driver version, e.g. 535.104.05 "
                                                                 "(or a branch: 580)."),
     python: Optional[str] = typer.Option(None, "--python", help="Python version to use, e.g. 3.7."),
@@ -82,11 +84,12 @@ def plan(
                                                vendor=vendor, with_driver=with_driver),
                                   "pylock" if full_lock else fmt, out, allow_cpu, env_name, fleet_stacks,
                                   {"--os": os, "--gpu": gpu, "--gpu-cc": gpu_cc, "--driver": driver, "--arch": arch,
-                                   "--cpu": cpu})
+                                   "--cpu": cpu, "--gpu-gfx": gpu_gfx})
         raise typer.Exit(code)
     kb = knowledge()
     flags = Flags(tf=tf, torch=torch, jax=jax, os=os, arch=arch, gpu=gpu, gpu_cc=gpu_cc, driver=driver, python=python, cudnn=cudnn,
-                  cpu=cpu, vendor=vendor, with_driver=with_driver)
+                  cpu=cpu, vendor=vendor, with_driver=with_driver, gpu_gfx=gpu_gfx,
+                  gpu_gfx_env=environ_gfx())
     try:
         if env_name is not None:
             validate_env_name(env_name)
@@ -103,6 +106,13 @@ def plan(
     script_file = out.replace("\\", "/").rsplit("/", 1)[-1] if fmt == "powershell" and out not in (None, "-") else None
     emit_resolution(resolution, kb, fmt, out, PlanOptions(env_name=env_name, command=command,
                                                           script_file=script_file))
+
+
+def environ_gfx() -> Optional[str]:
+    """STACKRESOLVE_GPU_GFX: an AMD gfx target for plans that name no GPU (flags.parse_accelerator_flags)."""
+    import os as os_module
+
+    return (os_module.environ.get("STACKRESOLVE_GPU_GFX") or "").strip() or None
 
 
 def previous_full_lock(out: Optional[str]) -> Optional[str]:

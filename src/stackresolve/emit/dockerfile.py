@@ -9,6 +9,8 @@ from stackresolve.emit.script import one_line, requirement_lines, safe_header
 from stackresolve.plan.docker import DockerPlan
 
 _MINOR = re.compile(r"^\d+\.\d+$")
+# AMD's docker docs: a ROCm container gets the kernel driver's devices and the video group
+ROCM_RUN_FLAGS = "--device=/dev/kfd --device=/dev/dri --group-add video "
 
 
 def _run_pip(python: str, pip) -> str:
@@ -66,7 +68,7 @@ def render(plan: DockerPlan) -> str:
     if stack.cuda:
         out.append(f"# Host: NVIDIA driver >= {stack.driver.minimum} and the NVIDIA Container Toolkit.\n")
     out.append(f"# Build and check:\n#   docker build -t {plan.tag} .\n")
-    run_flags = "--gpus all " if stack.cuda else ""
+    run_flags = "--gpus all " if stack.cuda else ROCM_RUN_FLAGS if stack.gpu.vendor == "amd" else ""
     out.append(f"#   docker run {run_flags}--rm {plan.tag} python -c \"{plan.check_code}\"\n")
     out.append(f"FROM {base.image}\n\n")
     if base.kind == "ngc":

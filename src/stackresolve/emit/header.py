@@ -14,6 +14,8 @@ def header_lines(resolution: Resolution, kind: str) -> list[str]:
         wanted.append(f"Python {request.python}")
     if request.apple_gpu:
         wanted.append(f"GPU {request.apple_gpu} (Metal)")
+    if request.accelerators:
+        wanted.append("GPU " + ", ".join(a.label for a in request.accelerators))
     if request.gpus:
         wanted.append("GPU " + ", ".join(f"{g.name or 'cc'} {g.cc}" for g in request.gpus))
     if request.driver:
@@ -22,7 +24,7 @@ def header_lines(resolution: Resolution, kind: str) -> list[str]:
         wanted.append(f"cuDNN {request.cudnn}")
     if request.vendor:
         wanted.append(f"vendor {request.vendor}")
-    if request.cpu_only and not request.apple_gpu:  # an Apple GPU request has no CUDA, but it is no CPU plan
+    if request.cpu_only and not request.apple_gpu and not request.accelerators:  # an Apple GPU request has no CUDA, but it is no CPU plan
         wanted.append("CPU only")
     return [f"stackresolve {kind} plan",
             f"stack: {stack.summary}" if stack else "stack: none (no consistent stack)",

@@ -35,7 +35,8 @@ def _stack_rows(stack: Stack) -> list[tuple[str, str, str, str]]:
                                              if drv.ok_through_minor_compat else "ok" if drv.ok else "TOO OLD"))
         rows.append(("driver", f">= {drv.minimum}  ({state})", drv.why, drv.source))
     gpu = stack.gpu
-    label = "CPU only" if gpu.support is GpuSupport.CPU_ONLY else \
+    label = f"{gpu.name or gpu.gfx}: {'ROCm' if gpu.vendor == 'amd' else 'XPU'} ({gpu.support})" \
+        if gpu.vendor in ("amd", "intel") else "CPU only" if gpu.support is GpuSupport.CPU_ONLY else \
         f"{gpu.name}: Metal" if gpu.support is GpuSupport.METAL else (
         f"{gpu.name or 'GPU'} cc {gpu.cc}: {gpu.support}" if gpu.cc else "any supported NVIDIA GPU")
     rows.append(("gpu", label, gpu.why, gpu.source))

@@ -60,6 +60,9 @@ def check_pytorch(out):
     gpus = []
     if torch.cuda.is_available():
         gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    elif getattr(getattr(torch, "xpu", None), "is_available", lambda: False)():
+        # PyTorch's XPU builds (Intel GPUs); ROCm builds answer through torch.cuda (HIP)
+        gpus = [torch.xpu.get_device_name(i) for i in range(torch.xpu.device_count())]
     elif getattr(getattr(torch.backends, "mps", None), "is_available", lambda: False)():
         gpus = ["mps"]
     out["gpus"] = gpus

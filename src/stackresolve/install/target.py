@@ -184,7 +184,8 @@ def from_lock_document(doc: dict, text: str, name: str) -> InstallTarget:
     return InstallTarget(
         label=requirements[0], requirements=requirements, index_args=(), claimed_index=index,
         pythons=_pythons(recommended, available, locked.python_min, locked.python_max),
-        os=locked.os, framework=Framework(locked.framework_name), gpu=locked.delivery is not None,
+        os=locked.os, framework=Framework(locked.framework_name),
+        gpu=locked.delivery is not None or locked.accelerator is not None,
         lock=locked, pip_first=tuple(first))
 
 
@@ -271,6 +272,11 @@ def stack_indexes(kb, lock: LockedStack) -> set[tuple[str, ...]] | None:
             return None
         if lock.variant in (None, "cpu"):
             return {(), _torch_index(release, TORCH_CPU_INDEX, "cpu")[:2]}
+        if lock.accelerator is not None:  # ROCm and XPU builds: constraints/amd.toml, intel.toml
+            ak = kb.accelerators
+            urls = [v.index_url for v in ak.torch_rocm if v.name == lock.variant and release.version in v.releases]
+            urls += [x.index_url for x in ak.torch_xpu if x.name == lock.variant and release.version in x.releases]
+            return {_torch_index(release, url, lock.variant)[:2] for url in urls} or None
         variants = [v for v in fk.torch_variants if v.name == lock.variant and v.covers(release.version)]
         if not variants:
             return None

@@ -76,6 +76,9 @@ class KnowledgeBase:
     # PyTorch, JAX and Apple facts (knowledge/frameworks.py), loaded on first use by `frameworks`.
     frameworks_loader: object = field(default=None, repr=False, compare=False, metadata={"snapshot": False})
     _frameworks: object = field(default=None, init=False, repr=False, compare=False, metadata={"snapshot": False})
+    # AMD and Intel GPU facts (knowledge/accelerators.py), loaded on first use by `accelerators`.
+    accelerators_loader: object = field(default=None, repr=False, compare=False, metadata={"snapshot": False})
+    _accelerators: object = field(default=None, init=False, repr=False, compare=False, metadata={"snapshot": False})
     # What went wrong with the user's cached data while loading (a broken refreshed wheel list that was left out):
     # one line each, for the command line to print as warnings.
     load_warnings: tuple[str, ...] = field(default=(), repr=False, compare=False, metadata={"snapshot": False})
@@ -208,6 +211,13 @@ class KnowledgeBase:
         if self._frameworks is None:
             object.__setattr__(self, "_frameworks", self.frameworks_loader())
         return self._frameworks
+
+    @property
+    def accelerators(self):
+        """The AMD and Intel GPU knowledge (AcceleratorKnowledge), loaded on first use."""
+        if self._accelerators is None:
+            object.__setattr__(self, "_accelerators", self.accelerators_loader())
+        return self._accelerators
 
     @property
     def apt(self):

@@ -345,6 +345,7 @@ CORE_FILES = ("meta.toml", "tensorflow.toml", "tensorflow_wheels.toml", "cuda.to
               "drivers.toml", "pitfalls.toml", "nvidia_tensorflow.toml")
 INSTALL_FILES = ("docker.toml", "windows.toml", "apt.toml", "conda.toml")
 FRAMEWORK_FILES = ("pytorch.toml", "torch_companions.toml", "jax.toml", "apple.toml")
+ACCELERATOR_FILES = ("amd.toml", "intel.toml")  # AMD and Intel GPUs (knowledge/accelerators.py)
 
 
 WHEELS_FILE = "tensorflow_wheels.toml"
@@ -367,7 +368,8 @@ def generated_date(raw: bytes) -> str:
 
 def _data(directory: Path | None) -> dict[str, bytes]:
     """Every shipped core, install and framework file's bytes."""
-    return {name: _read_bytes(name, directory) for name in CORE_FILES + INSTALL_FILES + FRAMEWORK_FILES}
+    return {name: _read_bytes(name, directory)
+            for name in CORE_FILES + INSTALL_FILES + FRAMEWORK_FILES + ACCELERATOR_FILES}
 
 
 def _digest(raws: dict[str, bytes], used: dict[str, bytes]) -> str:
@@ -388,7 +390,8 @@ def _data_key(directory: Path | None, refreshed: dict[str, bytes] | None = None)
     from stackresolve.knowledge.snapshot import checksum, files_key
 
     folder = directory or constraints_dir()
-    shipped = files_key(str(folder / name) for name in CORE_FILES + INSTALL_FILES + FRAMEWORK_FILES)
+    shipped = files_key(str(folder / name)
+                        for name in CORE_FILES + INSTALL_FILES + FRAMEWORK_FILES + ACCELERATOR_FILES)
     extra = "".join(f"+{name}:{checksum(refreshed[name])}" for name in sorted(refreshed or {}))
     return shipped + extra
 
@@ -527,6 +530,7 @@ def load_knowledge(directory: Path | None = None, *, use_snapshot: bool = True):
     in_use = {name: raw for name, raw in refreshed.items() if kb.data_kinds.get(name, ("", "", ""))[1] == "refreshed"}
     object.__setattr__(kb, "install_loader", partial(load_install, directory, data_key, use_snapshot))
     object.__setattr__(kb, "frameworks_loader", partial(load_frameworks, directory, data_key, use_snapshot, in_use))
+    object.__setattr__(kb, "accelerators_loader", partial(load_accelerators, directory, data_key, use_snapshot))
     warnings += list(kb.refresh_problems)
     if warnings:
         object.__setattr__(kb, "load_warnings", tuple(dict.fromkeys(warnings)))
@@ -579,6 +583,14 @@ def load_frameworks(directory: Path | None, data_key: str, use_snapshot: bool = 
         return build_frameworks(docs)
 
     return _load_part("frameworks", FRAMEWORK_FILES, directory, data_key, use_snapshot, FrameworkKnowledge, build)
+
+
+def load_accelerators(directory: Path | None, data_key: str, use_snapshot: bool = True):
+    """The AMD and Intel GPU facts (amd.toml, intel.toml) of the knowledge base whose data files are `data_key`."""
+    from stackresolve.knowledge.accelerators import AcceleratorKnowledge, build_accelerators
+
+    return _load_part("accelerators", ACCELERATOR_FILES, directory, data_key, use_snapshot, AcceleratorKnowledge,
+                      build_accelerators)
 
 
 def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_loader, frameworks_loader=None,

@@ -100,6 +100,7 @@ RECORD_MODULES = ("stackresolve.knowledge.base", "stackresolve.knowledge.model",
 INSTALL_RECORD_MODULES = ("stackresolve.knowledge.install", "stackresolve.knowledge.channels",
                           "stackresolve.knowledge.install_facts")
 KIND_MODULES = {"install": INSTALL_RECORD_MODULES, "frameworks": ("stackresolve.knowledge.frameworks",),
+                "accelerators": ("stackresolve.knowledge.accelerators",),
                 "errors": ("stackresolve.knowledge.errors", "stackresolve.knowledge.patterns")}
 
 

@@ -227,10 +227,20 @@ class GpuPin:
     support: GpuSupport
     why: str
     source: str
+    vendor: str | None = None  # "amd" | "intel" (resolve/rocm.py); None: NVIDIA's when `cc` is known, else no GPU
+    gfx: str | None = None  # AMD: the gfx target planned for ("gfx1100")
+    unofficial: bool = False  # AMD: runs only through the unofficial HSA_OVERRIDE_GFX_VERSION
+    compiled_gfx: tuple[str, ...] = ()  # AMD: the gfx targets compiled into the wheel (what `check` compares)
+    hsa_override: str = ""  # AMD: the HSA_OVERRIDE_GFX_VERSION value an unofficial plan needs
 
     def to_json(self) -> dict:
-        return {"name": self.name, "compute_capability": None if self.cc is None else str(self.cc),
-                "support": self.support.value, "why": self.why, "source": self.source}
+        doc = {"name": self.name, "compute_capability": None if self.cc is None else str(self.cc),
+               "support": self.support.value, "why": self.why, "source": self.source,
+               "vendor": self.vendor or ("nvidia" if self.cc is not None else None)}
+        if self.vendor == "amd":
+            doc.update({"gfx": self.gfx, "unofficial": self.unofficial, "compiled_gfx": list(self.compiled_gfx),
+                        "hsa_override": self.hsa_override or None})
+        return doc
 
 
 @record
@@ -265,6 +275,12 @@ class Stack:
                 parts.append(f"driver >= {self.driver.minimum or '(unknown)'}")
         elif self.gpu.support is GpuSupport.METAL:
             parts.append(f"{self.gpu.name} through Metal")
+        elif self.gpu.vendor == "amd":
+            rocm = (self.framework.variant or "").removeprefix("rocm")
+            parts.append(f"{self.gpu.name or self.gpu.gfx} through ROCm {rocm}"
+                         + (" (unofficial override)" if self.gpu.unofficial else ""))
+        elif self.gpu.vendor == "intel":
+            parts.append(f"{self.gpu.name} through XPU")
         else:
             parts.append("CPU only")
         return ", ".join(parts)

@@ -183,7 +183,12 @@ def choose_base(resolution: Resolution, kb) -> tuple[Base, tuple[str, ...]] | No
         why = "CPU-only stack: a plain Python image" if stack.cuda is None else (
             f"{stack.framework.pip_package} brings CUDA {stack.cuda.release} and {cudnn} {how}; the image needs "
             f"only Python (the NVIDIA Container Toolkit maps the host driver in)")
-        return Base(f"python:{python}-slim", "python", python, why, PYTHON_IMAGE_SOURCE), ()
+        source = PYTHON_IMAGE_SOURCE
+        if stack.gpu.vendor == "amd":  # resolve/rocm.py: the wheel brings ROCm; the devices come at run time
+            from stackresolve.resolve.rocm import ROCM_IMAGE_SOURCE, ROCM_IMAGE_WHY
+
+            why, source = ROCM_IMAGE_WHY, f"{PYTHON_IMAGE_SOURCE}; {ROCM_IMAGE_SOURCE}"
+        return Base(f"python:{python}-slim", "python", python, why, source), ()
     cuda, version, line = stack.cuda.version, stack.framework.version, stack.framework.line
     tf_images = [i for i in kb.tf_images if i.cuda == cuda and cudnn_accepts(stack.cudnn.compiled, i.cudnn)]
     newest_first = sorted(tf_images, key=lambda i: Version(i.version), reverse=True)

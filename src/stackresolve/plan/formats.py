@@ -71,7 +71,21 @@ def _refused(resolution: "Resolution", why: str, instead: str = "") -> Refusal:
     return Refusal(resolution, why, instead)
 
 
+def _accelerated(resolution: "Resolution", name: str) -> Optional[Refusal]:
+    """A stack for AMD or Intel GPUs in a format that cannot express it (the reason: resolve/rocm.py)."""
+    if not resolution.request.accelerators or resolution.stack is None:
+        return None
+    from stackresolve.resolve.rocm import format_refusal
+
+    why = format_refusal(resolution.stack, name)
+    instead = "Use --format pip, lock or dockerfile." if resolution.stack.gpu.vendor == "amd" else \
+        "Use --format pip or lock."
+    return _refused(resolution, why, instead) if why else None
+
+
 def _conda(resolution: "Resolution"):
+    if _accelerated(resolution, "conda"):
+        return _accelerated(resolution, "conda")
     stack = resolution.stack
     if stack.delivery is Delivery.CONTAINER:
         return _refused(resolution, f"this stack is NVIDIA's container {stack.framework.container}",
@@ -81,6 +95,8 @@ def _conda(resolution: "Resolution"):
 
 def _apt(resolution: "Resolution"):
     stack, os_name = resolution.stack, resolution.request.os
+    if _accelerated(resolution, "apt"):
+        return _accelerated(resolution, "apt")
     if os_name not in (Os.LINUX, Os.WSL2):
         instead = "Use --format powershell." if os_name is Os.WINDOWS else "Use --format pip or conda."
         return _refused(resolution, f"This stack targets {os_name}; the apt plan is for Ubuntu (Linux or WSL2).",
@@ -94,6 +110,8 @@ def _apt(resolution: "Resolution"):
 
 def _dockerfile(resolution: "Resolution"):
     stack, request = resolution.stack, resolution.request
+    if _accelerated(resolution, "dockerfile"):
+        return _accelerated(resolution, "dockerfile")
     if request.os in (Os.WINDOWS, Os.MACOS):
         return _refused(resolution, f"No Dockerfile: containers run Linux, and this stack was resolved for "
                                     f"{request.os}.", "Re-run with --os linux (or --os wsl2 on Windows).")
@@ -116,6 +134,8 @@ def wsl_route(resolution: "Resolution"):
 
 def _powershell(resolution: "Resolution"):
     request, stack = resolution.request, resolution.stack
+    if _accelerated(resolution, "powershell"):
+        return _accelerated(resolution, "powershell")
     route = wsl_route(resolution)
     if route is None and stack is None:
         return _refused(resolution, "No consistent stack for this request: run stackresolve plan without --format "

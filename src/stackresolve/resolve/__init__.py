@@ -15,6 +15,7 @@ from stackresolve.model.stack import Resolution
 from stackresolve.request import Request
 from stackresolve.resolve.build import build_stack
 from stackresolve.model.enums import Vendor
+from stackresolve.model.record import replace
 from stackresolve.resolve.conflicts import (
     conflict_findings,
     conflict_summary,
@@ -40,6 +41,17 @@ def resolve(kb: KnowledgeBase, request: Request, *, keep=None, with_alternatives
     (build_stack reads the request's own GPUs and driver floors); one that fails runs again for each request, whose
     conflicts name its own GPUs."""
     with_alternatives = with_alternatives and keep is None
+    if request.accelerators:  # AMD or Intel GPUs: no CUDA stack to search (resolve/rocm.py)
+        from stackresolve.model.stack import Alternative
+        from stackresolve.resolve.rocm import cpu_request, resolve_accelerated
+
+        resolution = resolve_accelerated(kb, request, with_alternatives, index_data(kb, request))
+        cpu = cpu_request(request)
+        stack = resolve_stack(kb, cpu) if resolution.stack is None and with_alternatives else None
+        if stack is None:
+            return resolution
+        return replace(resolution, alternatives=resolution.alternatives + (Alternative(stack, "the CPU build (no GPU)",
+                                                                                       cpu),))
     try:
         result = solve(kb, request, keep) if same_search is None else _shared_search(kb, request, keep, same_search)
     except UNSOLVABLE as exc:

@@ -24,6 +24,11 @@ def solve(kb: KnowledgeBase, request: Request, keep=None):
 
 def resolve_with_findings(kb: KnowledgeBase, request: Request) -> tuple[Stack | None, list[Finding]]:
     """(stack, findings), or (None, []) when nothing fits."""
+    if request.accelerators:  # AMD or Intel GPUs (resolve/rocm.py)
+        from stackresolve.resolve.rocm import resolve_accelerated
+
+        resolution = resolve_accelerated(kb, request, with_alternatives=False)
+        return resolution.stack, (list(resolution.findings) if resolution.stack is not None else [])
     try:
         result = solve(kb, request)
     except UNSOLVABLE:
