@@ -23,8 +23,9 @@ PCI_DEVICE = r"[0-9a-f]{4}"
 PYTHON = r"3\.\d{1,2}"
 URL = r"https://[A-Za-z0-9.-]+(/[A-Za-z0-9._~%/-]*)?"
 DATE = r"\d{4}-\d{2}-\d{2}"
-AMD_ARCHITECTURES = ("GCN3", "GCN4", "GCN5", "CDNA", "CDNA2", "CDNA3", "CDNA4", "RDNA1", "RDNA2", "RDNA3", "RDNA3.5",
-                     "RDNA4")
+# as AMD's GPU specification table spells them (constraints/README.md, "amd.toml")
+AMD_ARCHITECTURES = ("GCN3.0", "GCN4.0", "GCN5.0", "GCN5.1", "CDNA", "CDNA2", "CDNA3", "CDNA4", "RDNA", "RDNA2", "RDNA3",
+                     "RDNA3.5", "RDNA4")
 AMD_SEGMENTS = ("instinct", "radeon-pro", "radeon")
 INTEL_FAMILIES = ("arc-a", "arc-b", "data-center-max", "data-center-flex", "core-ultra")
 ARCH_BASES = ("measured", "build-script", "docs", "not verified")
