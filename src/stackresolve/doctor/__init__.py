@@ -39,7 +39,7 @@ def diagnose(machine, kb: KnowledgeBase, *, tf: str | None = None,
     Raises stackresolve.request.InputError for a bad `tf` (the CLI prints it and exits 2)."""
     findings = checks.carried_detection_findings(machine, kb)
     carried = {f.code for f in findings}  # a probe's own finding of the same problem wins
-    findings += [f for f in check_amd_intel(machine) if f.code not in carried]
+    findings += [f for f in check_amd_intel(machine, lambda: kb.accelerators) if f.code not in carried]
     others = installed_frameworks(machine)
     target, loaded, resolution = None, [], None
     # TensorFlow is checked where it is installed or asked for, and where no framework is installed at all

@@ -9,13 +9,12 @@ targets PyTorch's ROCm wheels carry, the unofficial HSA_OVERRIDE_GFX_VERSION pra
 from __future__ import annotations
 
 from stackresolve.knowledge.rules import (
-    GFX_OVERRIDE_SOURCE,
     ROCM_MAJOR_SOURCE,
-    TORCH_ROCM_GFX,
     TORCH_ROCM_GFX_SOURCE,
     gfx_override,
     rocm_major,
     torch_rocm_carries,
+    torch_rocm_gfx,
 )
 from stackresolve.model.enums import Severity
 from stackresolve.model.finding import Finding
@@ -34,12 +33,11 @@ GROUPS_FIX = "`sudo usermod -aG render,video $USER`, then log out and in again (
 CONTAINER_FIX = "`docker run --device=/dev/kfd --device=/dev/dri --group-add video --group-add render ...`"
 
 
-def check_amd_intel(machine) -> list[Finding]:
-    """Every AMD and Intel check, in the order a user fixes them: the devices, then the GPUs' targets and builds."""
-    findings: list[Finding] = []
-    for check in (container_devices, device_access, gfx_support, torch_rocm_build, xpu_driver):
-        findings += check(machine)
-    return findings
+def check_amd_intel(machine, accelerators) -> list[Finding]:
+    """Every AMD and Intel check, in the order a user fixes them: the devices, then the GPUs' targets and builds.
+    `accelerators`: returns the knowledge base's AMD and Intel facts (loaded only when an AMD GPU is checked)."""
+    return [*container_devices(machine), *device_access(machine), *gfx_support(machine, accelerators),
+            *torch_rocm_build(machine), *xpu_driver(machine)]
 
 
 def _kfd(machine):
@@ -100,28 +98,38 @@ def device_access(machine) -> list[Finding]:
                     "program sees the GPU", fix, GROUPS_SOURCE)]
 
 
-def gfx_support(machine) -> list[Finding]:
-    """AMD GPUs whose gfx target no PyTorch ROCm wheel carries; the unofficial override where users apply one. Only
-    where ROCm is in use (ROCm installed, or a PyTorch ROCm build): a Ryzen's integrated GPU beside an NVIDIA card is
-    no problem of the machine's stack. An error where a PyTorch ROCm build is installed and no override applies."""
+def gfx_support(machine, accelerators) -> list[Finding]:
+    """AMD GPUs whose gfx target the installed PyTorch ROCm wheel does not carry (its variant's targets, from the
+    knowledge base), or, with no known build installed, that no PyTorch ROCm wheel carries; the unofficial override
+    where users apply one. Only where ROCm is in use (ROCm installed, or a PyTorch ROCm build): a Ryzen's integrated
+    GPU beside an NVIDIA card is no problem of the machine's stack. An error where a PyTorch ROCm build is installed
+    and no override applies."""
     torch_rocm = _torch_rocm(machine)
-    if machine.rocm is None and not torch_rocm:
+    if (machine.rocm is None and not torch_rocm) or not machine.amd_gpus:
         return []
+    amd = accelerators()
+    build = _installed_variant(machine, amd)
+    carried = build.gfx if build else torch_rocm_gfx(amd)
+    which = (f"the installed torch {build.releases[0] if len(build.releases) == 1 else machine_torch(machine)} "
+             f"{build.name} wheel" if build else "no PyTorch ROCm wheel")
     out: list[Finding] = []
     for gpu in machine.amd_gpus:
-        if torch_rocm_carries(gpu.gfx):
+        if gpu.gfx.split(":", 1)[0].lower() in carried:
             continue
         label = f"AMD GPU {gpu.index} ({gpu.name + ', ' if gpu.name else ''}{gpu.gfx})"
-        override = gfx_override(gpu.gfx)
-        fix = (f"use a GPU whose target a wheel carries ({', '.join(TORCH_ROCM_GFX)}), or build PyTorch from source "
-               f"with PYTORCH_ROCM_ARCH={gpu.gfx}")
+        override = gfx_override(amd, gpu.gfx)
+        if build and torch_rocm_carries(amd, gpu.gfx):
+            fix = f"install a PyTorch ROCm build that carries {gpu.gfx} (`stackresolve plan --torch latest --gpu-gfx {gpu.gfx}`)"
+        else:
+            fix = (f"use a GPU whose target a wheel carries ({', '.join(torch_rocm_gfx(amd))}), or build PyTorch from "
+                   f"source with PYTORCH_ROCM_ARCH={gpu.gfx}")
         if len(machine.amd_gpus) > 1:
             fix += f"; if another GPU is the one to use, hide this one (HIP_VISIBLE_DEVICES without index {gpu.index})"
         out.append(Finding(E if torch_rocm and not override else W, "gfx-unsupported",
-                           f"{label}: no PyTorch ROCm wheel carries code objects for {gpu.gfx} (hipErrorNoBinaryForGpu "
-                           "or 'invalid device function' on it)", fix, TORCH_ROCM_GFX_SOURCE))
+                           f"{label}: {which} carries code objects for {gpu.gfx} (hipErrorNoBinaryForGpu "
+                           "or 'invalid device function' on it)", fix, build.source if build else TORCH_ROCM_GFX_SOURCE))
         if override:
-            value, runs_as = override
+            value, runs_as = override.hsa_override, override.runs_as
             set_to = (machine.env or {}).get("HSA_OVERRIDE_GFX_VERSION")
             state = (f"HSA_OVERRIDE_GFX_VERSION is set to {set_to}" if set_to else
                      f"set HSA_OVERRIDE_GFX_VERSION={value} before starting Python")
@@ -130,8 +138,23 @@ def gfx_support(machine) -> list[Finding]:
                                f"{value}: unofficial (AMD does not support it; kernels the family does not share can "
                                f"fail); {state}",
                                "" if set_to == value else f"`export HSA_OVERRIDE_GFX_VERSION={value}` (unofficial)",
-                               GFX_OVERRIDE_SOURCE))
+                               override.source))
     return out
+
+
+def machine_torch(machine) -> str:
+    """The installed torch's release ("2.5.1"), without its local version."""
+    fw = next((fw for fw in machine.frameworks if fw.name == "pytorch"), None)
+    return (fw.version or "").split("+", 1)[0] if fw else ""
+
+
+def _installed_variant(machine, amd):
+    """The knowledge base's record of the installed PyTorch ROCm wheel (its release and variant), or None."""
+    fw = next((fw for fw in machine.frameworks if fw.name == "pytorch" and (fw.variant or "").startswith("rocm")),
+              None)
+    if fw is None or not fw.version:
+        return None
+    return next((v for v in amd.torch_rocm_of(machine_torch(machine)) if v.name == fw.variant), None)
 
 
 def torch_rocm_build(machine) -> list[Finding]:

@@ -265,15 +265,18 @@ def _match_error(
                 known[component] = rendered
                 values[f"{role}_{component}"] = rendered
     values["libs"] = ", ".join(libs)
-    # an AMD GPU users run as another target of its family (unofficial; knowledge/rules.py holds the practice)
+    # an AMD GPU users run as another target of its family (unofficial; constraints/amd.toml [[gfx_override]])
     if error.category == "gfx-not-in-build":
+        # lazy: start-up (only a ROCm message needs the AMD facts and their rules)
+        from stackresolve.knowledge.loader import accelerator_knowledge
         from stackresolve.knowledge.rules import gfx_override, gfx_override_summary
 
+        amd = accelerator_knowledge()
         gfx = found.get("gfx", "")
-        override = gfx_override(gfx) if gfx and "|" not in gfx else None
+        override = gfx_override(amd, gfx) if gfx and "|" not in gfx else None
         if override:
-            values["gfx_override"], values["gfx_runs_as"] = override
-        values["gfx_overrides"] = gfx_override_summary()
+            values["gfx_override"], values["gfx_runs_as"] = override.hsa_override, override.runs_as
+        values["gfx_overrides"] = gfx_override_summary(amd)
     # the driver the CUDA a "driver too old" message wants needs (NVIDIA's table, constraints/cuda.toml)
     cuda_wanted = wanted.get("cuda") or wanted.get("driver_cuda") or ""
     floors = driver_for(cuda_wanted) if driver_for and error.category == "driver-too-old" and cuda_wanted \

@@ -593,6 +593,16 @@ def load_accelerators(directory: Path | None, data_key: str, use_snapshot: bool 
                       build_accelerators)
 
 
+def accelerator_knowledge(use_snapshot: bool = True):
+    """The shipped AMD and Intel GPU facts on their own, for explain (which loads no other part of the knowledge
+    base): from their own snapshot when one was built from these very files."""
+    # lazy: start-up (only this path needs knowledge.snapshot)
+    from stackresolve.knowledge import snapshot
+
+    data_key = snapshot.files_key(str(constraints_dir() / name) for name in ACCELERATOR_FILES)
+    return load_accelerators(None, data_key, use_snapshot)
+
+
 def build_knowledge(docs: dict[str, dict], digest_text: str, install, install_loader, frameworks_loader=None,
                     data_kinds: dict | None = None, refresh_problems: tuple[str, ...] = ()):
     """Validate the parsed documents into a KnowledgeBase."""

@@ -322,52 +322,38 @@ def tf_library_names(cuda: str, cudnn_major: str | None, system: str) -> list[tu
 # ----------------------------------------------------------------------------------------------
 # AMD ROCm (issue 36): the gfx targets of PyTorch's ROCm wheels and the unofficial HSA_OVERRIDE_GFX_VERSION
 # ----------------------------------------------------------------------------------------------
-# PROVISIONAL, until the merge of issue 36: constraints/amd.toml ([[torch_rocm]] gfx per wheel variant,
-# [[gfx_override]]) holds these facts per release with their sources, read through the KnowledgeBase (h36-core).
-# These two tables are the only copy here; explain and doctor ask the functions below, so the merge replaces the
-# tables by those queries and nothing else.
-TORCH_ROCM_GFX = ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101",
-                  "gfx1102", "gfx1200", "gfx1201")
-TORCH_ROCM_GFX_SOURCE = (
-    "pytorch/pytorch:.ci/docker/libtorch/build.sh@19ace59c36c3bcc05f29cb55003a198fef5adf0b (PYTORCH_ROCM_ARCH "
-    "gfx900;gfx906;gfx908;gfx90a;gfx942;gfx1030;gfx1100;gfx1101;gfx1102;gfx1200;gfx1201, gfx950 from ROCm 7.0) ; "
-    "a torch 2.5 rocm6.2 wheel measured with roc-obj-ls: gfx1030 gfx1100 gfx900 gfx906 gfx908 gfx90a gfx942, no "
-    "gfx1010 (https://github.com/pytorch/pytorch/issues/132570)")
-# gfx target -> (HSA_OVERRIDE_GFX_VERSION, the target its code objects are loaded as): RDNA2 and RDNA3 GPUs whose own
-# target no wheel carries, run as the family's carried target. Not supported by AMD: users' practice.
-_GFX_OVERRIDES = {
-    **{gfx: ("10.3.0", "gfx1030") for gfx in ("gfx1031", "gfx1032", "gfx1034", "gfx1035", "gfx1036")},
-    **{gfx: ("11.0.0", "gfx1100") for gfx in ("gfx1101", "gfx1102", "gfx1103")},
-}
-GFX_OVERRIDE_SOURCE = (
-    "unofficial (AMD does not support it): https://github.com/ROCm/ROCm/issues/2061 (RX 6600, gfx1032: "
-    "HSA_OVERRIDE_GFX_VERSION=10.3.0 fixed hipErrorNoBinaryForGpu) ; https://github.com/ROCm/rocALUTION/issues/197 "
-    "(gfx1031: 10.3.0 fixed 'invalid device function'; AMD: gfx1031 is not supported) ; "
-    "https://github.com/ROCm/tensorflow-upstream/issues/1800 ; https://github.com/ROCm/bitsandbytes/issues/29 "
-    "(RDNA3: 11.0.0)")
+# The facts are constraints/amd.toml's ([[torch_rocm]]: the gfx targets of each wheel variant; [[gfx_override]]: the
+# users' practice), read through knowledge.accelerators.AcceleratorKnowledge; these rules only ask them.
+TORCH_ROCM_GFX_SOURCE = "constraints/amd.toml [[torch_rocm]] (each variant's PYTORCH_ROCM_ARCH, with its source)"
 
 
-def torch_rocm_carries(gfx: str) -> bool:
-    """Whether some PyTorch ROCm wheel carries code objects for this gfx target (a target with features,
-    "gfx90a:sramecc+:xnack-", is its processor's)."""
-    return gfx.split(":", 1)[0].lower() in TORCH_ROCM_GFX
+def _processor(gfx: str) -> str:
+    """A target with features ("gfx90a:sramecc+:xnack-") is its processor's."""
+    return gfx.split(":", 1)[0].lower()
 
 
-def gfx_override(gfx: str) -> tuple[str, str] | None:
-    """(HSA_OVERRIDE_GFX_VERSION value, the carried target it runs as) for a GPU that users run as another target
-    of its family where a wheel leaves its own out (older wheels lack gfx1101/gfx1102, which newer ones carry); None
-    where that practice does not apply. Unofficial: say so wherever it is shown."""
-    return _GFX_OVERRIDES.get(gfx.split(":", 1)[0].lower())
+def torch_rocm_gfx(amd) -> tuple[str, ...]:
+    """Every gfx target some PyTorch ROCm wheel carries (`amd`: AcceleratorKnowledge), in LLVM's order."""
+    return tuple(sorted({g for variant in amd.torch_rocm for g in variant.gfx}, key=lambda g: (len(g), g)))
 
 
-def gfx_override_summary() -> str:
+def torch_rocm_carries(amd, gfx: str) -> bool:
+    """Whether some PyTorch ROCm wheel carries code objects for this gfx target."""
+    return _processor(gfx) in torch_rocm_gfx(amd)
+
+
+def gfx_override(amd, gfx: str):
+    """The [[gfx_override]] row (hsa_override, runs_as, source) for a GPU that users run as another target of its
+    family where no wheel carries its own; None where that practice does not apply. Unofficial: say so wherever it is
+    shown."""
+    return amd.override_for(_processor(gfx))
+
+
+def gfx_override_summary(amd) -> str:
     """The whole practice in one line, for a text that knows no target: "HSA_OVERRIDE_GFX_VERSION=10.3.0 for gfx1031,
-    ... (run as gfx1030); HSA_OVERRIDE_GFX_VERSION=11.0.0 for ...". Unofficial: the caller says so."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for gfx, override in _GFX_OVERRIDES.items():
-        groups.setdefault(override, []).append(gfx)
-    return "; ".join(f"HSA_OVERRIDE_GFX_VERSION={value} for {', '.join(targets)} (run as {runs_as})"
-                     for (value, runs_as), targets in groups.items())
+    gfx1032 (run as gfx1030); ...". Unofficial: the caller says so."""
+    return "; ".join(f"HSA_OVERRIDE_GFX_VERSION={o.hsa_override} for {', '.join(o.gfx)} (run as {o.runs_as})"
+                     for o in amd.gfx_overrides)
 
 
 # A PyTorch ROCm wheel carries its own ROCm libraries, built with the ROCm of its variant (rocm6.2); what is compiled
