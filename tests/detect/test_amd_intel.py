@@ -356,23 +356,21 @@ def test_full_detection_keeps_the_fields(tmp_path):
     assert [g.gfx for g in m.amd_gpus] == ["gfx942"] and m.rocm is not None and m.gpu_devices
 
 
-def test_cli_names_amd_and_intel_gpus_from_the_knowledge_files(monkeypatch):
-    """The CLI's look-up reads [[gpu]] name / pci_ids (issue 36's amd.toml / intel.toml shape); a missing or
-    malformed file leaves the GPUs unnamed."""
+def test_cli_names_amd_and_intel_gpus_from_the_knowledge_base(monkeypatch):
+    """The CLI's look-up asks the knowledge base's AMD and Intel tables by PCI id (amd.toml's MI300X 74a1, intel.toml's
+    Arc A770 56a0, from pci.ids); an unknown id, another vendor, or tables that cannot be read leave the GPU unnamed."""
     import importlib
 
     from stackresolve.knowledge import loader
     from stackresolve.knowledge.loader import KnowledgeError
 
-    def read_toml(name, directory=None):
-        if name == "amd.toml":
-            return {"gpu": [{"name": "AMD Instinct MI300X", "gfx": "gfx942", "pci_ids": ["74A1"]},
-                            {"name": "broken", "pci_ids": "74a0"}, "junk"]}, b""
-        raise KnowledgeError(f"{name}: cannot read the knowledge base")
-
     app = importlib.import_module("stackresolve.cli.app")  # the module (stackresolve.cli.app is also a command)
-    monkeypatch.setattr(loader, "read_toml", read_toml)
-    monkeypatch.setattr(app, "_VENDOR_GPUS", None)
-    assert app.vendor_gpu_name("1002:74a1") == "AMD Instinct MI300X"
     assert app.vendor_gpu("1002:74a1") == ("AMD Instinct MI300X", "gfx942")
-    assert app.vendor_gpu_name("1002:74a0") is None and app.vendor_gpu_name("8086:56a0") is None
+    assert app.vendor_gpu_name("8086:56a0") == "Intel Arc A770"
+    assert app.vendor_gpu_name("1002:ffff") is None and app.vendor_gpu_name("10de:2204") is None
+
+    def unreadable(use_snapshot=True):
+        raise KnowledgeError("amd.toml: cannot read the knowledge base")
+
+    monkeypatch.setattr(loader, "accelerator_knowledge", unreadable)
+    assert app.vendor_gpu_name("1002:74a1") is None

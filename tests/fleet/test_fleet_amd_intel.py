@@ -101,7 +101,7 @@ def test_a_detect_report_of_an_amd_machine():
 
 
 def test_plan_fleet_leaves_amd_groups_to_plan_on_their_own(tmp_path, monkeypatch):
-    monkeypatch.setattr(importlib.import_module("stackresolve.cli.app"), "_VENDOR_GPUS", dict(TABLE))
+    monkeypatch.setattr(importlib.import_module("stackresolve.cli.app"), "vendor_gpu", TABLE.get)
     doc = tmp_path / "nodes.json"
     doc.write_text(nodes_doc(NVIDIA, MI300X))
     result = CliRunner().invoke(app, ["plan", "--fleet", str(doc), "--torch", "latest", "--format", "json"])

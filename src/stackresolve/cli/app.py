@@ -247,32 +247,26 @@ def detect_machine(no_detect: bool = False, python_exe: Optional[str] = None, gp
                  vendor_gpu_name=vendor_gpu_name)
 
 
-_VENDOR_GPUS: dict[str, tuple[str, str]] | None = None
-
-
 def vendor_gpu(pci_id: str) -> Optional[tuple[str, str]]:
     """An AMD or Intel GPU by PCI id: (model name, gfx target) for AMD ("1002:74a1" -> ("AMD Instinct MI300X",
-    "gfx942")), (model name, device family) for Intel, from the [[gpu]] records of constraints/amd.toml and
-    intel.toml (name, gfx / family, pci_ids); None when the id, the file or the table is not there (the GPU stays
-    unnamed). Read on first use: only a machine or fleet with such a GPU asks."""
-    global _VENDOR_GPUS
-    if _VENDOR_GPUS is None:
-        from stackresolve.knowledge.loader import read_toml
+    "gfx942")), (model name, device family) for Intel, from the knowledge base's AMD and Intel GPU tables (amd.toml,
+    intel.toml); None when the id is not there, or the tables cannot be read (the GPU stays unnamed; plan and show
+    report the file). Read on first use: only a machine or fleet with such a GPU asks."""
+    # lazy: start-up (only a machine or fleet with an AMD or Intel GPU reads their tables)
+    from stackresolve.knowledge.loader import KnowledgeError, accelerator_knowledge
 
-        table: dict[str, tuple[str, str]] = {}
-        for vendor, file, detail in (("1002", "amd.toml", "gfx"), ("8086", "intel.toml", "family")):
-            try:
-                records = read_toml(file)[0].get("gpu", [])
-            except Exception:  # absent or malformed: the GPUs stay unnamed; plan and show report the file
-                continue
-            for rec in records if isinstance(records, list) else []:
-                if isinstance(rec, dict) and isinstance(rec.get("name"), str) and isinstance(rec.get("pci_ids"), list):
-                    value = rec.get(detail) if isinstance(rec.get(detail), str) else ""
-                    for device in rec["pci_ids"]:
-                        if isinstance(device, str):
-                            table.setdefault(f"{vendor}:{device.lower()}", (rec["name"], value))
-        _VENDOR_GPUS = table
-    return _VENDOR_GPUS.get(pci_id)
+    vendor, _, device = pci_id.partition(":")
+    if vendor not in ("1002", "8086"):
+        return None
+    try:
+        known = accelerator_knowledge()
+    except (KnowledgeError, OSError):
+        return None
+    if vendor == "1002":
+        amd = known.amd_gpu_by_pci(device)
+        return (amd.name, amd.gfx) if amd else None
+    intel = known.intel_gpu_by_pci(device)
+    return (intel.name, intel.family) if intel else None
 
 
 def vendor_gpu_name(pci_id: str) -> Optional[str]:
