@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stackresolve.model.enums import Arch, Os
-from stackresolve.plan.pip import PipPlan
+from stackresolve.formats.pip_decide import PipPlan
 
 TIMEOUT = 600
 FORMATS = ("requirements.txt", "pylock.toml")
@@ -115,7 +115,7 @@ def compile_lock(pip: PipPlan, fmt: str = "requirements.txt", *, index: str | No
     if pip.pre_install:
         raise LockUnavailable(f"{pip.requirements[0]} comes from NVIDIA's own index (through "
                               f"{', '.join(pip.pre_install)}), which a lock cannot name")
-    from stackresolve.emit.script import requirement_lines
+    from stackresolve.formats.script import requirement_lines
 
     request = pip.resolution.request
     platform = uv_platform(request.os, request.arch)

@@ -248,7 +248,7 @@ def progress_reporter(stream=None):
     started = time.monotonic()
 
     def show(message: str) -> None:
-        from stackresolve.emit.header import one_line as printable  # no control character reaches the terminal
+        from stackresolve.formats.header import one_line as printable  # no control character reaches the terminal
 
         stream.write(f"stackresolve: [{time.monotonic() - started:5.1f} s] {one_line(printable(message))} ...\n")
         stream.flush()
@@ -372,15 +372,15 @@ def _json_format(ctx: click.Context, value: str) -> str:
 
 
 def plan_formats() -> tuple[str, ...]:
-    """What plan prints: the format registry's formats (stackresolve.plan.formats), or the JSON document."""
-    from stackresolve.plan.formats import NAMES
+    """What plan prints: the format registry's formats (stackresolve.formats.registry), or the JSON document."""
+    from stackresolve.formats.registry import NAMES
 
     return (*NAMES, "json")
 
 
 def fix_plan_formats() -> tuple[str, ...]:
     """What explain and doctor can print: their own text or JSON, or a fix plan in an install format."""
-    from stackresolve.plan.formats import FIX_PLANS
+    from stackresolve.formats.registry import FIX_PLANS
 
     return ("text", "json", *FIX_PLANS)
 
@@ -407,13 +407,13 @@ def warn_if_stale(kb, framework: str = "tensorflow", macos: bool = False) -> Non
 def emit_resolution(resolution, kb, fmt: str, out: Optional[str], options=None) -> None:
     """Print (or write) one format of a resolution; an impossible target prints its explanation, exit 1; a format
     that cannot express the stack is bad input (one line naming the formats that can, exit 2, nothing written)."""
-    from stackresolve.emit import FormatRefused, plan_set, render_plan
-    from stackresolve.plan import PlanOptions
+    from stackresolve.formats.render import FormatRefused, plan_set, render_plan
+    from stackresolve.formats import PlanOptions
 
     options = options or PlanOptions()
     warn_if_stale(kb, resolution.request.framework.value, resolution.request.os.value == "macos")
     if fmt == "json":
-        from stackresolve.emit import plan_document
+        from stackresolve.formats import json_render as plan_document
 
         plans = plan_set(resolution, kb, options)
         output(plan_document.render(resolution, plans.plans, plans.refused), out)
@@ -425,7 +425,7 @@ def emit_resolution(resolution, kb, fmt: str, out: Optional[str], options=None) 
             sys.stderr.write(render_plan("text", resolution, kb))
             raise typer.Exit(Exit.FAILED)
         fail(str(exc))
-    from stackresolve.plan.formats import BY_NAME
+    from stackresolve.formats.registry import BY_NAME
 
     output(text, out, executable=BY_NAME[fmt].executable)
     raise typer.Exit(Exit.FAILED if resolution.stack is None else Exit.OK)

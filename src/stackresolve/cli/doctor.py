@@ -45,7 +45,7 @@ def doctor(
     elif report.resolution is None or report.resolution.stack is None:
         fail("no stack to plan a fix for; see `stackresolve doctor` for the findings", Exit.FAILED)
     else:
-        from stackresolve.emit import FormatRefused, render_plan
+        from stackresolve.formats.render import FormatRefused, render_plan
 
         try:
             output(render_plan(fmt, report.resolution, kb), None)

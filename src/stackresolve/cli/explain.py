@@ -93,7 +93,7 @@ def explain(
                 framework = resolution.request.framework
                 body += f"(the log names no {framework.display} release: this fix assumes {framework.display} " \
                         f"{resolution.stack.framework.version}; {framework.flag} with yours plans for it)\n"
-            from stackresolve.plan.formats import INSTALL_FORMATS
+            from stackresolve.formats.registry import INSTALL_FORMATS
 
             # only the formats that can express this stack for the log's OS (no PowerShell for a Linux log)
             formats = "|".join(f.name for f in INSTALL_FORMATS if f.fix_plan and f.refusal(resolution) is None)
@@ -111,7 +111,7 @@ def explain(
         if notes:
             doc["input_notes"] = notes
         if resolution is not None:
-            from stackresolve.emit import plan_document
+            from stackresolve.formats import json_render as plan_document
 
             doc["fix_plan"] = plan_document.document(resolution, {})
             if narrowed:

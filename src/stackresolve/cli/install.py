@@ -90,7 +90,7 @@ def install(
     except InputError as exc:
         fail(str(exc))
     except InstallFailed as exc:
-        from stackresolve.emit.header import one_line
+        from stackresolve.formats.header import one_line
 
         sys.stderr.write(f"stackresolve: error: {one_line(str(exc))}\n")
         for line in exc.tail:
@@ -120,7 +120,7 @@ def _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu, vendor, no_de
     request = request_from_flags(kb, flags, machine)
     resolution = resolve(kb, request)
     if resolution.stack is None:
-        from stackresolve.emit import render_plan
+        from stackresolve.formats.render import render_plan
 
         sys.stderr.write(render_plan("text", resolution, kb))
         raise typer.Exit(Exit.FAILED)
@@ -166,7 +166,7 @@ def _refuse_machine(target, options, differences, fmt: str) -> None:
 
         output(json.dumps(report.to_json(), indent=2) + "\n", None)
     else:
-        from stackresolve.emit.header import one_line
+        from stackresolve.formats.header import one_line
 
         for line in report.findings:
             sys.stderr.write(f"stackresolve: error: {one_line(line)}\n")
@@ -250,7 +250,7 @@ def export(
     out: Optional[str] = typer.Option(None, "-o", "--output", help="Write to this file instead of stdout."),
 ) -> None:
     """Print a lock's requirements file (index option first), for `pip install -r` or `uv pip install -r`."""
-    from stackresolve.emit.header import one_line
+    from stackresolve.formats.header import one_line
     from stackresolve.install.run import requirements_text
     from stackresolve.install.target import from_lock_document, refuse_pip_first, with_knowledge
     from stackresolve.lock import parse_lock

@@ -65,7 +65,7 @@ def plan(
     """Resolve a consistent stack for a TensorFlow, PyTorch or JAX target and print the plan (exit 1 when none
     exists)."""
     from stackresolve.flags import Flags, request_from_flags
-    from stackresolve.plan import PlanOptions, validate_env_name
+    from stackresolve.formats import PlanOptions, validate_env_name
     from stackresolve.request import InputError
     from stackresolve.resolve import resolve
 
@@ -121,12 +121,12 @@ def emit_full_lock(resolution, kb, fmt: str, index_url: Optional[str], out: Opti
     unless --upgrade; what of the user's uv settings the lock set aside is said on stderr."""
     import sys
 
-    from stackresolve.emit.header import comment_header
+    from stackresolve.formats.header import comment_header
     from stackresolve.fulllock import LockFailed, LockUnavailable, compile_lock
-    from stackresolve.plan import pip as pip_plan
+    from stackresolve.formats import pip_decide as pip_plan
 
     if resolution.stack is None:
-        from stackresolve.emit import render_plan
+        from stackresolve.formats.render import render_plan
 
         sys.stderr.write(render_plan("text", resolution, kb))
         raise typer.Exit(Exit.FAILED)

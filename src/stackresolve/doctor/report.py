@@ -78,7 +78,7 @@ class DoctorReport:
         }
 
     def render_text(self) -> str:
-        from stackresolve.emit.findings import finding_lines
+        from stackresolve.formats.findings import finding_lines
 
         lines = []
         t = self.target

@@ -415,7 +415,7 @@ def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str |
 def _install_held(report: InstallReport, options: InstallOptions, *, runner, uv, host, check, progress, env
                   ) -> InstallReport:
     """install() once the folder's lock is held: the folder is checked, and everything else done, under it."""
-    from stackresolve.plan.pip import pip_upgrade
+    from stackresolve.formats.pip_decide import pip_upgrade
 
     target, installer = report.target, report.installer
     created, existed = prepare_folder(options)
@@ -607,7 +607,7 @@ def _system_cuda_hint(target: InstallTarget) -> str:
 
 
 def render_text(report: InstallReport) -> str:
-    from stackresolve.emit.header import one_line as printable  # tool text never reaches the terminal raw
+    from stackresolve.formats.header import one_line as printable  # tool text never reaches the terminal raw
 
     py = report.python
     lines = [printable(f"stackresolve install: {report.target.label} into {report.venv}")]

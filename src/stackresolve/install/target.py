@@ -188,7 +188,7 @@ def from_lock_document(doc: dict, text: str, name: str) -> InstallTarget:
 def from_resolution(resolution) -> InstallTarget:
     """Plan flags: the same lock document `plan --format lock` writes, read back as a lock."""
     from stackresolve.lock import document
-    from stackresolve.plan import pip as pip_plan
+    from stackresolve.formats import pip_decide as pip_plan
 
     doc = document(resolution, pip_plan.decide(resolution))
     text = json.dumps(doc)

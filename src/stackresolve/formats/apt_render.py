@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import shlex
 
-from stackresolve.emit.header import header_lines
-from stackresolve.emit.script import comment, requirement_lines
+from stackresolve.formats.header import header_lines
+from stackresolve.formats.script import comment, requirement_lines
 from stackresolve.model.enums import Os
 from stackresolve.model.stack import Resolution
-from stackresolve.plan.apt import AptPipOnlyPlan, AptPlan
-from stackresolve.plan.pip import PipPlan
+from stackresolve.formats.apt_decide import AptPipOnlyPlan, AptPlan
+from stackresolve.formats.pip_decide import PipPlan
 
 
 # -- script text ----------------------------------------------------------------------------------------------
@@ -311,7 +311,7 @@ def _system_cuda(plan: AptPlan) -> str:
 
 
 def render(plan) -> str:
-    """The apt plan as a bash script (a stack it cannot express never gets here: emit.FormatRefused)."""
+    """The apt plan as a bash script (a stack it cannot express never gets here: formats.render.FormatRefused)."""
     if isinstance(plan, AptPipOnlyPlan):
         return _pip_only(plan)
     return _system_cuda(plan)

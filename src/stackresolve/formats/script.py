@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from stackresolve.emit.header import header_lines
+from stackresolve.formats.header import header_lines
 
 # control characters, and the line breaks YAML (and Unicode-aware readers) know beyond them: NEL, LS, PS
 _LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]+")
@@ -49,5 +49,5 @@ def wrapped_comment(text: str, prefix: str = "# ", width: int = COMMENT_WIDTH) -
 
 
 def safe_header(resolution, kind: str) -> str:
-    """The plan header (emit.header) as `# ` comment lines."""
+    """The plan header (formats.header) as `# ` comment lines."""
     return "".join(f"# {one_line(line)}\n" for line in header_lines(resolution, kind))

@@ -1,4 +1,4 @@
-"""Specifies the format registry (stackresolve.plan.formats): every entry is wired (the CLI's --format choices,
+"""Specifies the format registry (stackresolve.formats.registry): every entry is wired (the CLI's --format choices,
 the JSON document's `plans` and `refused_formats`, explain's and doctor's fix plans all read it; each names a
 decider and a renderer that exist), and the text plan's closing line names exactly the install formats whose rule
 lets the stack through: a format it leaves out is refused, and a format it names renders, unless its decider finds
@@ -15,9 +15,9 @@ from click.testing import CliRunner
 
 from stackresolve.cli import app
 from stackresolve.cli.app import fix_plan_formats, plan_formats
-from stackresolve.emit import FormatRefused, plan_set, render_plan
-from stackresolve.plan import decide
-from stackresolve.plan.formats import BY_NAME, FIX_PLANS, FORMATS, INSTALL_FORMATS, NAMES
+from stackresolve.formats.render import FormatRefused, plan_set, render_plan
+from stackresolve.formats import decide
+from stackresolve.formats.registry import BY_NAME, FIX_PLANS, FORMATS, INSTALL_FORMATS, NAMES
 from stackresolve.flags import Flags, request_from_flags
 from stackresolve.request import InputError
 from stackresolve.resolve import resolve
@@ -40,10 +40,10 @@ def _format_choices(command: str) -> tuple[str, ...]:
 def test_every_entry_names_a_decider_and_a_renderer_that_exist():
     assert len(NAMES) == len(FORMATS) == len(set(NAMES))
     for entry in FORMATS:
-        renderer = importlib.import_module(f"stackresolve.emit.{entry.renderer}")
+        renderer = importlib.import_module(f"stackresolve.formats.{entry.renderer}")
         assert callable(renderer.render), entry
         if entry.decider is not None:
-            assert callable(importlib.import_module(f"stackresolve.plan.{entry.decider}").decide), entry
+            assert callable(importlib.import_module(f"stackresolve.formats.{entry.decider}").decide), entry
         assert entry.file_name, entry  # plan --fleet -o DIR writes every format to a file
     assert [f.install_rank for f in INSTALL_FORMATS] == list(range(len(INSTALL_FORMATS)))
     assert set(FIX_PLANS) <= {f.name for f in INSTALL_FORMATS}
@@ -144,8 +144,7 @@ def test_help_imports_no_emitter_and_no_decider(argv):
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if "|" in line}
-    heavy = {m for m in imported if m.startswith("stackresolve.emit")} | \
-        {f"stackresolve.plan.{f.decider}" for f in FORMATS if f.decider} & imported
+    heavy = {f"stackresolve.formats.{m}" for f in FORMATS for m in (f.decider, f.renderer) if m} & imported
     assert not heavy, heavy
 
 

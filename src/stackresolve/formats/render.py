@@ -1,6 +1,7 @@
-"""Emitters: one module per output format, each a pure function from that format's typed plan to text.
+"""Printing plans: each format's renderer (formats/<format>_render.py) is a pure function from that format's typed
+plan to text.
 
-The plan layer (stackresolve.plan) decides; emitters only render. `render_plan` decides and renders one format
+The deciders (formats/<format>_decide.py) decide; renderers only render. `render_plan` decides and renders one format
 (a format that cannot express the stack raises FormatRefused: it is never rendered as a file that does nothing);
 `plan_set` does it for every format (the JSON document's `plans`, and `refused_formats` with the reason for each
 format that cannot serve the stack).
@@ -11,8 +12,8 @@ from __future__ import annotations
 from importlib import import_module
 
 from stackresolve.model.record import record
-from stackresolve.plan import PlanOptions, Refusal, decide
-from stackresolve.plan.formats import BY_NAME, FORMATS
+from stackresolve.formats import PlanOptions, Refusal, decide
+from stackresolve.formats.registry import BY_NAME, FORMATS
 
 
 class FormatRefused(Exception):
@@ -44,7 +45,7 @@ def _decided(fmt: str, resolution, kb, options: PlanOptions):
 
 
 def _render(fmt: str, plan, options: PlanOptions = PlanOptions()) -> str:
-    module = import_module(f"stackresolve.emit.{BY_NAME[fmt].renderer}")
+    module = import_module(f"stackresolve.formats.{BY_NAME[fmt].renderer}")
     if fmt == "text":  # the summary ends with the command that prints the install plans: the user's own
         return module.render(plan, options.command)
     return module.render(plan)

@@ -1,4 +1,4 @@
-"""Specifies emit/script.py, the comment helpers the Dockerfile, PowerShell, apt and conda plans share: text that
+"""Specifies formats/script.py, the comment helpers the Dockerfile, PowerShell, apt and conda plans share: text that
 reaches a comment stays one comment line, whatever line breaks it carries."""
 
 import subprocess
@@ -6,7 +6,7 @@ import subprocess
 import pytest
 import yaml
 
-from stackresolve.emit.script import comment, one_line
+from stackresolve.formats.script import comment, one_line
 
 # C0 controls and DEL, and the line breaks YAML 1.1 adds to them (spec 1.1, "5.4. Line Break Characters": NEL
 # x85, LS x2028, PS x2029); PyYAML's reader breaks lines on all of them
@@ -34,10 +34,10 @@ def test_a_line_that_is_not_a_requirement_never_lands_in_a_plan(fmt, line):
 
     from packaging.requirements import InvalidRequirement
 
-    from stackresolve.emit import render_plan
+    from stackresolve.formats.render import render_plan
     from stackresolve.flags import Flags, request_from_flags
     from stackresolve.knowledge.loader import knowledge
-    from stackresolve.plan import pip as pip_plan
+    from stackresolve.formats import pip_decide as pip_plan
     from stackresolve.resolve import resolve
 
     kb = knowledge()

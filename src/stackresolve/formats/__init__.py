@@ -1,6 +1,6 @@
 """Install choices, decided once per format from a Resolution: which pip lines, conda packages and channel, apt
-packages per Ubuntu release, Docker base image, Windows installers and zips. Emitters only render these typed
-plans; nothing below emit/ decides a version.
+packages per Ubuntu release, Docker base image, Windows installers and zips. The renderers (formats/*_render.py)
+only render these typed plans; none decides a version.
 
     decide(fmt, resolution, kb, options) -> the typed plan for that --format
 """
@@ -11,7 +11,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackresolve.model.record import record
-from stackresolve.plan.formats import Refusal  # noqa: F401 (beside the registry whose rules make it)
+from stackresolve.formats.registry import Refusal  # noqa: F401 (beside the registry whose rules make it)
 
 if TYPE_CHECKING:
     from stackresolve.model.stack import Resolution
@@ -39,15 +39,15 @@ class PlanOptions:
 
 
 def decide(fmt: str, resolution: Resolution, kb, options: PlanOptions = PlanOptions()):
-    """The typed plan for --format `fmt` (stackresolve.plan.formats), or the Refusal: first the format's rule for
+    """The typed plan for --format `fmt` (stackresolve.formats.registry), or the Refusal: first the format's rule for
     which stacks it can express, then its decider (which refuses only for a gap in the install facts)."""
-    from stackresolve.plan.formats import BY_NAME
+    from stackresolve.formats.registry import BY_NAME
 
     entry = BY_NAME[fmt]
     refused = entry.refusal(resolution)
     if refused is not None:
         return refused
-    return import_module(f"stackresolve.plan.{entry.decider}").decide(resolution, kb, options)
+    return import_module(f"stackresolve.formats.{entry.decider}").decide(resolution, kb, options)
 
 
 def import_check_code(stack) -> str:

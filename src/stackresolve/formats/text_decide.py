@@ -17,8 +17,8 @@ class TextPlan:
 
 
 def decide(resolution: Resolution, kb, options) -> TextPlan:
-    from stackresolve.plan import Refusal, decide as decide_format
-    from stackresolve.plan.formats import INSTALL_FORMATS
+    from stackresolve.formats import Refusal, decide as decide_format
+    from stackresolve.formats.registry import INSTALL_FORMATS
 
     usable = () if resolution.stack is None else tuple(
         entry.name for entry in INSTALL_FORMATS

@@ -10,9 +10,9 @@ from stackresolve.knowledge.install_facts import CudaInstaller, CudnnZip, MsvcRu
 from stackresolve.model.enums import Delivery, Framework, Os
 from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution
-from stackresolve.plan import PlanOptions, Refusal, environment_name, import_check_code
-from stackresolve.plan.formats import wsl_route
-from stackresolve.plan import pip as pip_plan
+from stackresolve.formats import PlanOptions, Refusal, environment_name, import_check_code
+from stackresolve.formats.registry import wsl_route
+from stackresolve.formats import pip_decide as pip_plan
 
 LAST_NATIVE_GPU_LINE = "2.10"
 NATIVE_GPU_END_SOURCE = ("tensorflow/docs:site/en/install/pip.md@7c365021 (Windows native, Caution: 'TensorFlow 2.10 "
@@ -65,7 +65,7 @@ def script_name(stack, script_file: str | None) -> ScriptName:
 
 
 def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()):
-    """The PowerShell plan for a target the format's rule lets through (stackresolve.plan.formats: native Windows,
+    """The PowerShell plan for a target the format's rule lets through (stackresolve.formats.registry: native Windows,
     or the WSL2 route), or why there is none (no Visual C++ runtime record)."""
     request, stack = resolution.request, resolution.stack
     tensorflow = request.framework is Framework.TENSORFLOW

@@ -1,12 +1,13 @@
-"""The format registry: every --format a plan is printed in, with the module under stackresolve.plan that decides
-it, the module under stackresolve.emit that renders it, whether it needs a resolved stack, and its rule for which
-stacks it can express at all.
+"""The format registry: every --format a plan is printed in, with the module under stackresolve.formats that decides
+it, the module there that renders it, whether it needs a resolved stack, and its rule for which stacks it can
+express at all.
 
-The rule is the first thing the format's decision checks (stackresolve.plan.decide), so a format it turns down is
+The rule is the first thing the format's decision checks (stackresolve.formats.decide), so a format it turns down is
 refused, always with the rule's reason. It reads the request and the stack only, never the install facts. What the
 rule lets through can still be refused by its decider for a gap in the install facts (no apt repository or base
 image recorded for an old CUDA line, no driver package for --with-driver, no Visual C++ runtime record); the text
-summary's decision (stackresolve.plan.text) decides each install format to name only those that print a plan.
+summary's decision (stackresolve.formats.text_decide) decides each install format to name only those that print a
+plan.
 
 Modules are named here, not imported: `--help`, and a plan in one format, import only what that format needs."""
 
@@ -45,8 +46,8 @@ class Format:
                  executable: bool = False) -> None:
         set_field = object.__setattr__
         set_field(self, "name", name)  # its --format name
-        set_field(self, "decider", decider)  # the module under stackresolve.plan whose decide() makes its plan
-        set_field(self, "renderer", renderer)  # the module under stackresolve.emit whose render(plan) prints it
+        set_field(self, "decider", decider)  # the module under stackresolve.formats whose decide() makes its plan
+        set_field(self, "renderer", renderer)  # the module under stackresolve.formats whose render(plan) prints it
         set_field(self, "needs_stack", needs_stack)  # False: it also says something for an impossible target
         set_field(self, "rule", rule)  # which stacks it can express at all (None: every one)
         set_field(self, "install_rank", install_rank)  # its place in the text plan's closing line (None: not there)
@@ -131,17 +132,17 @@ def _powershell(resolution: "Resolution"):
 
 # The order is the JSON document's `plans` order and --format's; install_rank orders the text plan's closing line.
 FORMATS: tuple[Format, ...] = (
-    Format("text", "text", "text", needs_stack=False, file_name="txt"),
-    Format("pip", "pip", "pip", needs_stack=True, install_rank=0, fix_plan=True, file_name="pip.txt"),
-    Format("lock", "pip", "lock", needs_stack=True, install_rank=5, file_name="lock"),
-    Format("dockerfile", "docker", "dockerfile", needs_stack=True, rule=_dockerfile, install_rank=4, fix_plan=True,
-           file_name="Dockerfile"),
+    Format("text", "text_decide", "text_render", needs_stack=False, file_name="txt"),
+    Format("pip", "pip_decide", "pip_render", needs_stack=True, install_rank=0, fix_plan=True, file_name="pip.txt"),
+    Format("lock", "pip_decide", "lock_render", needs_stack=True, install_rank=5, file_name="lock"),
+    Format("dockerfile", "dockerfile_decide", "dockerfile_render", needs_stack=True, rule=_dockerfile, install_rank=4,
+           fix_plan=True, file_name="Dockerfile"),
     # an impossible native-Windows GPU target becomes the WSL2 route
-    Format("powershell", "windows", "powershell", needs_stack=False, rule=_powershell, install_rank=3,
-           fix_plan=True, file_name="ps1"),
-    Format("apt", "apt", "apt", needs_stack=True, rule=_apt, install_rank=2, fix_plan=True, file_name="apt.sh",
-           executable=True),
-    Format("conda", "conda", "conda", needs_stack=True, rule=_conda, install_rank=1, fix_plan=True,
+    Format("powershell", "powershell_decide", "powershell_render", needs_stack=False, rule=_powershell,
+           install_rank=3, fix_plan=True, file_name="ps1"),
+    Format("apt", "apt_decide", "apt_render", needs_stack=True, rule=_apt, install_rank=2, fix_plan=True,
+           file_name="apt.sh", executable=True),
+    Format("conda", "conda_decide", "conda_render", needs_stack=True, rule=_conda, install_rank=1, fix_plan=True,
            file_name="environment.yml"),
 )
 BY_NAME: dict[str, Format] = {f.name: f for f in FORMATS}

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from stackresolve.emit.findings import finding_lines
+from stackresolve.formats.findings import finding_lines
 from stackresolve.knowledge.python_sources import how_to_get_line
 from stackresolve.model.enums import GpuSupport
 from stackresolve.model.stack import Resolution, Stack
-from stackresolve.plan.text import TextPlan
+from stackresolve.formats.text_decide import TextPlan
 
 
 def _stack_rows(stack: Stack) -> list[tuple[str, str, str, str]]:
