@@ -96,7 +96,7 @@ def explain(
             from stackresolve.formats.registry import INSTALL_FORMATS
 
             # only the formats that can express this stack for the log's OS (no PowerShell for a Linux log)
-            formats = "|".join(f.name for f in INSTALL_FORMATS if f.fix_plan and f.refusal(resolution) is None)
+            formats = "|".join(f.name for f in INSTALL_FORMATS if f.fix_plan and f.can_express(resolution) is None)
             if narrowed:  # `plan` has no option for the log's build: this command prints its plans
                 body += f"Install plan: this command with --format {formats} (the plan " \
                         f"keeps {narrowed}; {plan_command(resolution)} alone plans the resolver's own pick)\n"

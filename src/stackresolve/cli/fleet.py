@@ -154,7 +154,8 @@ def write_directory(folder: Path, plan, kb, fmt: str, options) -> None:
     from stackresolve.formats.render import render_plan
     from stackresolve.files import write_into_folder
     from stackresolve.fleet.render import node_affinity, render_text
-    from stackresolve.formats import Refusal, decide
+    from stackresolve.formats import Refusal
+    from stackresolve.formats.registry import decide
 
     if (folder.exists() and not folder.is_dir()) or \
             (not folder.exists() and folder.suffix.lower() in FILE_LIKE_SUFFIXES):

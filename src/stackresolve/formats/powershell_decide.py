@@ -11,7 +11,6 @@ from stackresolve.model.enums import Delivery, Framework, Os
 from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution
 from stackresolve.formats import PlanOptions, Refusal, environment_name, import_check_code
-from stackresolve.formats.registry import wsl_route
 from stackresolve.formats import pip_decide as pip_plan
 
 LAST_NATIVE_GPU_LINE = "2.10"
@@ -62,6 +61,17 @@ def script_name(stack, script_file: str | None) -> ScriptName:
     if script_file.lower().endswith(".ps1"):
         return ScriptName(script_file)
     return ScriptName(default, script_file)
+
+
+def wsl_route(resolution: Resolution):
+    """What the PowerShell plan sets up inside WSL2, with its .request and .stack (None: a native Windows plan, or
+    none): a WSL2 request's own resolution, or, for a native-Windows request with no stack, the nearest WSL2
+    alternative."""
+    request, stack = resolution.request, resolution.stack
+    if stack is None:
+        wsl = next((a for a in resolution.alternatives if a.request.os is Os.WSL2), None)
+        return wsl if request.os is Os.WINDOWS else None
+    return resolution if request.os is Os.WSL2 else None
 
 
 def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()):

@@ -1,22 +1,26 @@
-"""The format registry: every --format a plan is printed in, with the module under stackresolve.formats that decides
-it, the module there that renders it, whether it needs a resolved stack, and its rule for which stacks it can
-express at all.
+"""The format registry: one table of every --format a plan is printed in, each with its decision (the typed plan),
+its renderer (the text), and `can_express`, its cheap rule for which stacks it can express at all. The functions
+are named here, imported statically; the CLI's --format choices, the JSON document's `plans` and
+`refused_formats`, the text plan's "Install plans:" line, explain's and doctor's fix plans and `plan --fleet -o DIR`
+all read this table.
 
-The rule is the first thing the format's decision checks (stackresolve.formats.decide), so a format it turns down is
-refused, always with the rule's reason. It reads the request and the stack only, never the install facts. What the
-rule lets through can still be refused by its decider for a gap in the install facts (no apt repository or base
-image recorded for an old CUDA line, no driver package for --with-driver, no Visual C++ runtime record); the text
-summary's decision (stackresolve.formats.text_decide) decides each install format to name only those that print a
+`can_express` is the first thing `decide` checks, so a format it turns down is refused, always with the rule's
+reason. It reads the resolution only (the request, the stack, and for PowerShell the WSL2 alternative), never the
+install facts. What it lets through can still be refused by the decision for a gap in the install facts (no apt
+repository or base image recorded for an old CUDA line, no driver package for --with-driver, no Visual C++ runtime
+record); the text summary decides each install format (`usable_install_formats`) to name only those that print a
 plan.
 
-Modules are named here, not imported: `--help`, and a plan in one format, import only what that format needs."""
+The table names each format's functions statically; each is imported where it is first called (`# lazy: start-up`):
+`plan --help` and completing `--format` read the table, and a plan in one format imports no other format's
+renderer (nor PyYAML, packaging's requirements or the lock document with it)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from stackresolve.formats import PlanOptions, Refusal
 from stackresolve.model.enums import Delivery, Os
-from stackresolve.model.record import record
 
 if TYPE_CHECKING:
     from stackresolve.model.stack import Resolution
@@ -24,32 +28,20 @@ if TYPE_CHECKING:
 NO_STACK = "no consistent stack for this request"
 
 
-@record
-class Refusal:
-    """A format that cannot serve this stack, and what to use instead."""
-
-    resolution: Resolution
-    why: str
-    instead: str = ""
-
-
 class Format:
     """One --format. A plain immutable class with __slots__ (as model/values.py's, and for the same reason: every
     command that lists or prints a format defines it, and a NamedTuple costs ~20 times more to define)."""
 
-    __slots__ = ("name", "decider", "renderer", "needs_stack", "rule", "install_rank", "fix_plan", "file_name",
-                 "executable")
+    __slots__ = ("name", "decide", "render", "can_express", "install_rank", "fix_plan", "file_name", "executable")
 
-    def __init__(self, name: str, decider: str, renderer: str, *, needs_stack: bool,
-                 rule: Optional[Callable[["Resolution"], Optional["Refusal"]]] = None,
-                 install_rank: Optional[int] = None, fix_plan: bool = False, file_name: str = "",
-                 executable: bool = False) -> None:
+    def __init__(self, name: str, decide: Callable[..., Any], render: Callable[[Any], str],
+                 can_express: Callable[["Resolution"], Optional[Refusal]], *, install_rank: Optional[int] = None,
+                 fix_plan: bool = False, file_name: str = "", executable: bool = False) -> None:
         set_field = object.__setattr__
         set_field(self, "name", name)  # its --format name
-        set_field(self, "decider", decider)  # the module under stackresolve.formats whose decide() makes its plan
-        set_field(self, "renderer", renderer)  # the module under stackresolve.formats whose render(plan) prints it
-        set_field(self, "needs_stack", needs_stack)  # False: it also says something for an impossible target
-        set_field(self, "rule", rule)  # which stacks it can express at all (None: every one)
+        set_field(self, "decide", decide)  # (resolution, kb, options) -> its typed plan, or a Refusal
+        set_field(self, "render", render)  # (typed plan) -> exactly what --format prints
+        set_field(self, "can_express", can_express)  # (resolution) -> why it cannot express it at all, or None
         set_field(self, "install_rank", install_rank)  # its place in the text plan's closing line (None: not there)
         set_field(self, "fix_plan", fix_plan)  # explain and doctor print their fix plan in it
         set_field(self, "file_name", file_name)  # the file `plan --fleet -o DIR` writes it to, after "stack-N."
@@ -61,19 +53,25 @@ class Format:
     def __repr__(self) -> str:
         return f"Format({self.name!r})"
 
-    def refusal(self, resolution: "Resolution") -> Optional["Refusal"]:
-        """Why this format cannot express the resolution (None: it may; its decider has the last word)."""
-        if self.needs_stack and resolution.stack is None:
-            return Refusal(resolution, NO_STACK)
-        return self.rule(resolution) if self.rule is not None else None
-
 
 def _refused(resolution: "Resolution", why: str, instead: str = "") -> Refusal:
     return Refusal(resolution, why, instead)
 
 
+def _any_stack(resolution: "Resolution"):
+    """pip and lock: every resolved stack."""
+    return _refused(resolution, NO_STACK) if resolution.stack is None else None
+
+
+def _always(resolution: "Resolution"):
+    """text: it also explains an impossible target (the conflicting facts and the nearest stacks)."""
+    return None
+
+
 def _conda(resolution: "Resolution"):
     stack = resolution.stack
+    if stack is None:
+        return _refused(resolution, NO_STACK)
     if stack.delivery is Delivery.CONTAINER:
         return _refused(resolution, f"this stack is NVIDIA's container {stack.framework.container}",
                         "use --format dockerfile")
@@ -82,6 +80,8 @@ def _conda(resolution: "Resolution"):
 
 def _apt(resolution: "Resolution"):
     stack, os_name = resolution.stack, resolution.request.os
+    if stack is None:
+        return _refused(resolution, NO_STACK)
     if os_name not in (Os.LINUX, Os.WSL2):
         instead = "Use --format powershell." if os_name is Os.WINDOWS else "Use --format pip or conda."
         return _refused(resolution, f"This stack targets {os_name}; the apt plan is for Ubuntu (Linux or WSL2).",
@@ -95,6 +95,8 @@ def _apt(resolution: "Resolution"):
 
 def _dockerfile(resolution: "Resolution"):
     stack, request = resolution.stack, resolution.request
+    if stack is None:
+        return _refused(resolution, NO_STACK)
     if request.os in (Os.WINDOWS, Os.MACOS):
         return _refused(resolution, f"No Dockerfile: containers run Linux, and this stack was resolved for "
                                     f"{request.os}.", "Re-run with --os linux (or --os wsl2 on Windows).")
@@ -104,19 +106,10 @@ def _dockerfile(resolution: "Resolution"):
     return None
 
 
-def wsl_route(resolution: "Resolution"):
-    """What the PowerShell plan sets up inside WSL2, with its .request and .stack (None: a native Windows plan, or
-    none): a WSL2 request's own resolution, or, for a native-Windows request with no stack, the nearest WSL2
-    alternative."""
-    request, stack = resolution.request, resolution.stack
-    if stack is None:
-        wsl = next((a for a in resolution.alternatives if a.request.os is Os.WSL2), None)
-        return wsl if request.os is Os.WINDOWS else None
-    return resolution if request.os is Os.WSL2 else None
-
-
 def _powershell(resolution: "Resolution"):
     request, stack = resolution.request, resolution.stack
+    from stackresolve.formats.powershell_decide import wsl_route  # lazy: start-up
+
     route = wsl_route(resolution)
     if route is None and stack is None:
         return _refused(resolution, "No consistent stack for this request: run stackresolve plan without --format "
@@ -130,19 +123,98 @@ def _powershell(resolution: "Resolution"):
     return None
 
 
+# Each format's decision and renderer, imported on first call (`--help` lists the formats without them).
+def _decide_text(resolution: "Resolution", kb, options: PlanOptions):
+    from stackresolve.formats import text_decide  # lazy: start-up
+
+    return text_decide.decide(resolution, options, usable_install_formats(resolution, kb, options))
+
+
+def _render_text(plan) -> str:
+    from stackresolve.formats import text_render  # lazy: start-up
+
+    return text_render.render(plan)
+
+
+def _decide_pip(resolution: "Resolution", kb, options: PlanOptions):
+    from stackresolve.formats import pip_decide  # lazy: start-up
+
+    return pip_decide.decide(resolution, kb, options)
+
+
+def _render_pip(plan) -> str:
+    from stackresolve.formats import pip_render  # lazy: start-up
+
+    return pip_render.render(plan)
+
+
+def _render_lock(plan) -> str:
+    from stackresolve.formats import lock_render  # lazy: start-up
+
+    return lock_render.render(plan)
+
+
+def _decide_dockerfile(resolution: "Resolution", kb, options: PlanOptions):
+    from stackresolve.formats import dockerfile_decide  # lazy: start-up
+
+    return dockerfile_decide.decide(resolution, kb, options)
+
+
+def _render_dockerfile(plan) -> str:
+    from stackresolve.formats import dockerfile_render  # lazy: start-up
+
+    return dockerfile_render.render(plan)
+
+
+def _decide_powershell(resolution: "Resolution", kb, options: PlanOptions):
+    from stackresolve.formats import powershell_decide  # lazy: start-up
+
+    return powershell_decide.decide(resolution, kb, options)
+
+
+def _render_powershell(plan) -> str:
+    from stackresolve.formats import powershell_render  # lazy: start-up
+
+    return powershell_render.render(plan)
+
+
+def _decide_apt(resolution: "Resolution", kb, options: PlanOptions):
+    from stackresolve.formats import apt_decide  # lazy: start-up
+
+    return apt_decide.decide(resolution, kb, options)
+
+
+def _render_apt(plan) -> str:
+    from stackresolve.formats import apt_render  # lazy: start-up
+
+    return apt_render.render(plan)
+
+
+def _decide_conda(resolution: "Resolution", kb, options: PlanOptions):
+    from stackresolve.formats import conda_decide  # lazy: start-up
+
+    return conda_decide.decide(resolution, kb, options)
+
+
+def _render_conda(plan) -> str:
+    from stackresolve.formats import conda_render  # lazy: start-up
+
+    return conda_render.render(plan)
+
+
 # The order is the JSON document's `plans` order and --format's; install_rank orders the text plan's closing line.
 FORMATS: tuple[Format, ...] = (
-    Format("text", "text_decide", "text_render", needs_stack=False, file_name="txt"),
-    Format("pip", "pip_decide", "pip_render", needs_stack=True, install_rank=0, fix_plan=True, file_name="pip.txt"),
-    Format("lock", "pip_decide", "lock_render", needs_stack=True, install_rank=5, file_name="lock"),
-    Format("dockerfile", "dockerfile_decide", "dockerfile_render", needs_stack=True, rule=_dockerfile, install_rank=4,
-           fix_plan=True, file_name="Dockerfile"),
+    Format("text", _decide_text, _render_text, _always, file_name="txt"),
+    Format("pip", _decide_pip, _render_pip, _any_stack, install_rank=0, fix_plan=True, file_name="pip.txt"),
+    Format("lock", _decide_pip, _render_lock, _any_stack, install_rank=5, file_name="lock"),
+    Format("dockerfile", _decide_dockerfile, _render_dockerfile, _dockerfile, install_rank=4, fix_plan=True,
+           file_name="Dockerfile"),
     # an impossible native-Windows GPU target becomes the WSL2 route
-    Format("powershell", "powershell_decide", "powershell_render", needs_stack=False, rule=_powershell,
-           install_rank=3, fix_plan=True, file_name="ps1"),
-    Format("apt", "apt_decide", "apt_render", needs_stack=True, rule=_apt, install_rank=2, fix_plan=True,
-           file_name="apt.sh", executable=True),
-    Format("conda", "conda_decide", "conda_render", needs_stack=True, rule=_conda, install_rank=1, fix_plan=True,
+    Format("powershell", _decide_powershell, _render_powershell, _powershell, install_rank=3, fix_plan=True,
+           file_name="ps1"),
+    Format("apt", _decide_apt, _render_apt, _apt, install_rank=2, fix_plan=True, file_name="apt.sh",
+           executable=True),
+    Format("conda", _decide_conda, _render_conda, _conda, install_rank=1, fix_plan=True,
            file_name="environment.yml"),
 )
 BY_NAME: dict[str, Format] = {f.name: f for f in FORMATS}
@@ -154,3 +226,20 @@ INSTALL_FORMATS: tuple[Format, ...] = tuple(sorted((f for f in FORMATS if f.inst
 
 # the install plans explain and doctor print their fix plan in
 FIX_PLANS: tuple[str, ...] = tuple(f.name for f in FORMATS if f.fix_plan)
+
+
+def decide(fmt: str, resolution: "Resolution", kb, options: PlanOptions = PlanOptions()):
+    """The typed plan for --format `fmt`, or the Refusal: first the format's rule for which stacks it can express,
+    then its decision (which refuses only for a gap in the install facts)."""
+    entry = BY_NAME[fmt]
+    refused = entry.can_express(resolution)
+    return refused if refused is not None else entry.decide(resolution, kb, options)
+
+
+def usable_install_formats(resolution: "Resolution", kb, options: PlanOptions = PlanOptions()) -> tuple[str, ...]:
+    """The install plans that print a plan for this resolution, in the text plan's order: each decided as
+    `--format X` with the same options would decide it (nothing is rendered)."""
+    if resolution.stack is None:
+        return ()
+    return tuple(entry.name for entry in INSTALL_FORMATS
+                 if not isinstance(decide(entry.name, resolution, kb, options), Refusal))

@@ -101,9 +101,10 @@ def alternatives_heading(resolution: Resolution) -> str:
         "Other stacks for this request"
 
 
-def render(plan: TextPlan, command: str = "") -> str:
-    """`command`: the user's plan command without --format and -o (else the request's framework and version)."""
-    resolution = plan.resolution
+def render(plan: TextPlan) -> str:
+    """The closing line repeats plan.command, the user's plan command without --format and -o (else the request's
+    framework and version)."""
+    resolution, command = plan.resolution, plan.command
     request = resolution.request
     data = f"; data: {resolution.index_data}" if resolution.index_data else ""
     sources = SourceList()
