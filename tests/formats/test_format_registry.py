@@ -147,3 +147,26 @@ def test_help_imports_no_emitter_and_no_decider(argv):
 def test_an_entry_is_immutable():
     with pytest.raises(AttributeError):
         BY_NAME["apt"].executable = False
+
+
+@pytest.mark.parametrize("text, args", [
+    # TF 1.4's CUDA 8.0 line: no apt repository and no CUDA base image recorded for it (apt and dockerfile refuse)
+    ("ImportError: libcudart.so.8.0: cannot open shared object file: No such file or directory", ["--tf", "1.4"]),
+    ("ImportError: libcudart.so.9.0: cannot open shared object file: No such file or directory", ["--tf", "1.8"]),
+    ("ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory", ["--tf", "2.4"]),
+    ("Could not load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found", ["--os", "windows"]),
+])
+def test_explains_install_plan_line_names_only_formats_that_print_a_plan(text, args):
+    """explain's closing "Install plan:" line (its fix plan's pointer) names exactly the fix-plan formats whose
+    `plan` command prints a plan: it used to ask only each format's rule, and named apt and dockerfile for TF 1.4
+    (CUDA 8.0), which `plan --format apt|dockerfile` refuses for the install facts."""
+    import shlex
+
+    runner = CliRunner()
+    explained = runner.invoke(app, ["explain", text, "--no-detect", *args])
+    line = next(l for l in explained.stdout.splitlines() if l.startswith("Install plan:"))
+    command, listed = line.removeprefix("Install plan: ").rsplit(" --format ", 1)
+    argv = shlex.split(command)[1:]  # without "stackresolve"
+    for name in FIX_PLANS:
+        printed = runner.invoke(app, [*argv, "--no-detect", "--format", name])
+        assert (printed.exit_code == 0) == (name in listed.split("|")), (line, name, printed.stderr[-300:])
