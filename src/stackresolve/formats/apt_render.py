@@ -187,12 +187,10 @@ def _driver_reminder(stack, reboot: bool) -> str:
 
 
 def _common_values(pip: PipPlan, supported: str) -> str:
-    from packaging.requirements import Requirement
-
     return (f"SUPPORTED_RELEASES={_q(supported)}\n"
             f"PYTHON_VERSION={_q(pip.python)}\n"
             f"PYTHON_SOURCES={_q(' | '.join(s.command for s in pip.resolution.stack.python.sources))}\n"
-            f"FRAMEWORK_PACKAGE={_q(Requirement(pip.requirements[0]).name)}\n"
+            f"FRAMEWORK_PACKAGE={_q(pip.resolution.stack.framework.distribution)}\n"
             + _array("PIP_INDEX_ARGS", pip.index_args)
             + _array("PIP_REQUIREMENTS", requirement_lines(pip)))
 
