@@ -14,7 +14,7 @@ from stackresolve.model.stack import Resolution
 class TextPlan:
     resolution: Resolution
     install_formats: tuple[str, ...]  # the install plans that can serve the stack, in the summary's order
-    command: str = ""  # the user's plan command without --format and -o, for the closing line ("": built here)
+    command: str = ""  # the user's plan command less --format and -o, for the closing line ("": the renderer's own)
 
 
 def decide(resolution: Resolution, options, install_formats: tuple[str, ...]) -> TextPlan:
