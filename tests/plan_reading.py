@@ -38,6 +38,6 @@ def python_run_by(kb, text: str) -> str:
 
 def requirement_lines(resolution) -> list[str]:
     """The pip plan's requirement lines: what the pip, conda, apt, Docker and PowerShell plans all install."""
-    from stackresolve.plan import pip as pip_plan
+    from stackresolve.formats import pip_decide as pip_plan
 
     return list(pip_plan.decide(resolution).requirements)

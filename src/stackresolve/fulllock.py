@@ -23,8 +23,8 @@ from dataclasses import field
 from pathlib import Path
 
 from stackresolve.model.enums import Arch, Os
+from stackresolve.formats.pip_decide import PipPlan
 from stackresolve.model.record import record
-from stackresolve.plan.pip import PipPlan
 
 TIMEOUT = 600
 FORMATS = ("requirements.txt", "pylock.toml")
@@ -118,8 +118,8 @@ def compile_lock(pip: PipPlan, fmt: str = "requirements.txt", *, index: str | No
     if pip.pre_install:
         raise LockUnavailable(f"{pip.requirements[0]} comes from NVIDIA's own index (through "
                               f"{', '.join(pip.pre_install)}), which a lock cannot name")
-    # lazy: start-up (only this path needs emit.script)
-    from stackresolve.emit.script import requirement_lines
+    # lazy: start-up (only this path needs formats.script)
+    from stackresolve.formats.script import requirement_lines
 
     request = pip.resolution.request
     platform = uv_platform(request.os, request.arch)

@@ -21,7 +21,7 @@ from stackresolve.model.stack import Resolution
 from stackresolve.request import InputError
 
 if TYPE_CHECKING:
-    from stackresolve.plan.pip import PipPlan
+    from stackresolve.formats.pip_decide import PipPlan
 
 SCHEMA = "stackresolve/lock@1"
 

@@ -13,7 +13,7 @@ import re
 import yaml
 
 from stackresolve.check import FACTS, check_lock
-from stackresolve.emit import all_plans
+from stackresolve.formats.render import all_plans
 from stackresolve.lock import parse_lock
 from stackresolve.model.enums import Delivery
 from stackresolve.flags import Flags, request_from_flags

@@ -428,7 +428,7 @@ def test_when_nvidias_index_cannot_be_reached_the_alternatives_are_named(kb):
 def test_a_full_lock_keeps_the_users_uv_settings_and_says_what_it_set_aside(kb):
     from stackresolve.flags import Flags, request_from_flags
     from stackresolve.fulllock import compile_lock
-    from stackresolve.plan import pip as pip_plan
+    from stackresolve.formats import pip_decide as pip_plan
     from stackresolve.resolve import resolve
 
     seen = {}

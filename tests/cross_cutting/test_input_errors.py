@@ -27,7 +27,7 @@ OTHER_USER_TEXT = {
     "stackresolve.install.target": "a lock or full lock to install, install's --python",
     "stackresolve.install.run": "install's --venv, --installer, --find-links, --python and --python-exe",
     "stackresolve.browse": "`show`'s release line",
-    "stackresolve.plan": "conda's --env-name",
+    "stackresolve.formats": "conda's --env-name",
 }
 # flags.py's functions that never raise: text from a probe or a log becomes None (and why), not bad input
 READERS = {"read_version", "read_python", "read_driver", "read_cc", "read_os", "override_problem"}

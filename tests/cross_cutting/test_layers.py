@@ -211,10 +211,17 @@ def test_only_the_cli_imports_the_cli():
     assert not wrong, f"imports of cli from below it: {wrong}"
 
 
-def test_plan_decisions_never_import_their_renderers():
-    """The format registry (plan/formats.py) names each format's emit/ module as data: plan stays below emit."""
-    wrong = {b: sorted(mods) for b, mods in _graph().get("plan", {}).items() if b in ("emit", "cli")}
-    assert not wrong, f"plan imports a layer above it: {wrong}"
+def test_format_decisions_never_import_their_renderers():
+    """A format's decision (formats/*_decide.py, and the helpers of formats/__init__.py they share) never imports a
+    renderer (formats/*_render.py, formats/render.py) or the CLI: deciding stays below rendering."""
+    graph = _module_graph()
+    decisions = [m for m in graph if m == "stackresolve.formats"
+                 or m.startswith("stackresolve.formats.") and m.endswith("_decide")]
+    assert len(decisions) >= 7, decisions  # the walk found the deciders (a rename would empty it)
+    wrong = {m: sorted(t for t in graph[m] if t.endswith("_render") or t == "stackresolve.formats.render"
+                       or t.startswith("stackresolve.cli")) for m in decisions}
+    wrong = {m: targets for m, targets in wrong.items() if targets}
+    assert not wrong, f"a format's decision imports a layer above it: {wrong}"
 
 
 def test_no_import_cycle_between_packages():

@@ -11,7 +11,7 @@ import pytest
 from stackresolve.check import check_full_lock, parse_full_lock
 from stackresolve.detect.model import Machine, OSInfo, PackageInfo, PythonInfo
 from stackresolve.fulllock import FullLock, LockUnavailable, compile_lock, cuda_wheels
-from stackresolve.plan import pip as pip_plan
+from stackresolve.formats import pip_decide as pip_plan
 from stackresolve.flags import Flags, request_from_flags
 from stackresolve.request import InputError
 from stackresolve.resolve import resolve

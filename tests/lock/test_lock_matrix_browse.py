@@ -30,7 +30,7 @@ def tf115_lock(run, tmp_path):
 
 
 def render_lock(resolution, kb) -> str:
-    from stackresolve.emit import render_plan
+    from stackresolve.formats.render import render_plan
 
     return render_plan("lock", resolution, kb)
 
@@ -188,7 +188,7 @@ def test_gpus_search_and_json(run):
 def test_every_pip_plan_line_is_a_valid_requirement(kb, os_name):
     from packaging.requirements import Requirement
 
-    from stackresolve.emit import render_plan
+    from stackresolve.formats.render import render_plan
 
     for line in kb.lines:
         resolution = resolve(kb, request_from_flags(kb, Flags(tf=line.version, os=os_name, gpu_cc="7.5"), None))

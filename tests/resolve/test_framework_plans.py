@@ -502,7 +502,7 @@ class TestJaxRoutes:
         assert resolution.stack.framework.extras == ("cuda12",)
 
     def test_old_cuda12_pip_extra_caps_cudnn_below_9(self, kb):
-        from stackresolve.plan import pip as pip_plan
+        from stackresolve.formats import pip_decide as pip_plan
 
         resolution = plan(kb, jax="0.4.21", os="linux", gpu="RTX 3090")
         assert resolution.stack is not None
@@ -569,7 +569,7 @@ class TestJaxCpuPairing:
         assert (stack.python.min, stack.python.max) == ("3.12", "3.15")
 
     def test_jaxlib_before_0_4_26_is_pinned_to_numpy_1(self, kb):
-        from stackresolve.plan import pip as pip_plan
+        from stackresolve.formats import pip_decide as pip_plan
 
         lines = pip_plan.decide(plan(kb, jax="0.4.25", os="linux", cpu=True)).requirements
         assert any(l.replace(" ", "").startswith("numpy<2") for l in lines), lines

@@ -287,8 +287,8 @@ def progress_reporter(stream=None):
     started = time.monotonic()
 
     def show(message: str) -> None:
-        # lazy: start-up (a command imports only what it runs: emit.header)
-        from stackresolve.emit.header import one_line as printable  # no control character reaches the terminal
+        # lazy: start-up (a command imports only what it runs: formats.header)
+        from stackresolve.formats.header import one_line as printable  # no control character reaches the terminal
 
         stream.write(f"stackresolve: [{time.monotonic() - started:5.1f} s] {one_line(printable(message))} ...\n")
         stream.flush()
@@ -418,17 +418,17 @@ def _json_format(ctx: click.Context, value: str) -> str:
 
 
 def plan_formats() -> tuple[str, ...]:
-    """What plan prints: the format registry's formats (stackresolve.plan.formats), or the JSON document."""
-    # lazy: start-up (a command imports only what it runs: plan.formats)
-    from stackresolve.plan.formats import NAMES
+    """What plan prints: the format registry's formats (stackresolve.formats.registry), or the JSON document."""
+    # lazy: start-up (a command imports only what it runs: formats.registry)
+    from stackresolve.formats.registry import NAMES
 
     return (*NAMES, "json")
 
 
 def fix_plan_formats() -> tuple[str, ...]:
     """What explain and doctor can print: their own text or JSON, or a fix plan in an install format."""
-    # lazy: start-up (a command imports only what it runs: plan.formats)
-    from stackresolve.plan.formats import FIX_PLANS
+    # lazy: start-up (a command imports only what it runs: formats.registry)
+    from stackresolve.formats.registry import FIX_PLANS
 
     return ("text", "json", *FIX_PLANS)
 
@@ -456,15 +456,15 @@ def warn_if_stale(kb, framework: str = "tensorflow", macos: bool = False) -> Non
 def emit_resolution(resolution, kb, fmt: str, out: Optional[str], options=None) -> None:
     """Print (or write) one format of a resolution; an impossible target prints its explanation, exit 1; a format
     that cannot express the stack is bad input (one line naming the formats that can, exit 2, nothing written)."""
-    # lazy: start-up (a command imports only what it runs: emit, plan)
-    from stackresolve.emit import FormatRefused, plan_set, render_plan
-    from stackresolve.plan import PlanOptions
+    # lazy: start-up (a command imports only what it runs: formats.render, formats)
+    from stackresolve.formats.render import FormatRefused, plan_set, render_plan
+    from stackresolve.formats import PlanOptions
 
     options = options or PlanOptions()
     warn_if_stale(kb, resolution.request.framework.value, resolution.request.os.value == "macos")
     if fmt == "json":
-        # lazy: start-up (a command imports only what it runs: emit.plan_document)
-        from stackresolve.emit import plan_document
+        # lazy: start-up (a command imports only what it runs: formats.json_render)
+        from stackresolve.formats import json_render as plan_document
 
         plans = plan_set(resolution, kb, options)
         output(plan_document.render(resolution, plans.plans, plans.refused), out)
@@ -476,8 +476,8 @@ def emit_resolution(resolution, kb, fmt: str, out: Optional[str], options=None) 
             sys.stderr.write(render_plan("text", resolution, kb))
             raise typer.Exit(Exit.FAILED)
         fail(str(exc))
-    # lazy: start-up (a command imports only what it runs: plan.formats)
-    from stackresolve.plan.formats import BY_NAME
+    # lazy: start-up (a command imports only what it runs: formats.registry)
+    from stackresolve.formats.registry import BY_NAME
 
     output(text, out, executable=BY_NAME[fmt].executable)
     raise typer.Exit(Exit.FAILED if resolution.stack is None else Exit.OK)

@@ -46,8 +46,8 @@ def doctor(
     elif report.resolution is None or report.resolution.stack is None:
         fail("no stack to plan a fix for; see `stackresolve doctor` for the findings", Exit.FAILED)
     else:
-        # lazy: start-up (a command imports only what it runs: emit)
-        from stackresolve.emit import FormatRefused, render_plan
+        # lazy: start-up (a command imports only what it runs: formats.render)
+        from stackresolve.formats.render import FormatRefused, render_plan
 
         try:
             output(render_plan(fmt, report.resolution, kb), None)

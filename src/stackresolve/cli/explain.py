@@ -98,11 +98,12 @@ def explain(
                 framework = resolution.request.framework
                 body += f"(the log names no {framework.display} release: this fix assumes {framework.display} " \
                         f"{resolution.stack.framework.version}; {framework.flag} with yours plans for it)\n"
-            # lazy: start-up (a command imports only what it runs: plan.formats)
-            from stackresolve.plan.formats import INSTALL_FORMATS
+            # lazy: start-up (a command imports only what it runs: formats.registry)
+            from stackresolve.formats.registry import BY_NAME, usable_install_formats
 
-            # only the formats that can express this stack for the log's OS (no PowerShell for a Linux log)
-            formats = "|".join(f.name for f in INSTALL_FORMATS if f.fix_plan and f.refusal(resolution) is None)
+            # only the formats that print a plan for this stack: none for another OS (no PowerShell for a Linux log),
+            # no apt or Dockerfile where the install facts record no repository or base image for its CUDA line
+            formats = "|".join(name for name in usable_install_formats(resolution, kb) if BY_NAME[name].fix_plan)
             if narrowed:  # `plan` has no option for the log's build: this command prints its plans
                 body += f"Install plan: this command with --format {formats} (the plan " \
                         f"keeps {narrowed}; {plan_command(resolution)} alone plans the resolver's own pick)\n"
@@ -118,8 +119,8 @@ def explain(
         if notes:
             doc["input_notes"] = notes
         if resolution is not None:
-            # lazy: start-up (a command imports only what it runs: emit.plan_document)
-            from stackresolve.emit import plan_document
+            # lazy: start-up (a command imports only what it runs: formats.json_render)
+            from stackresolve.formats import json_render as plan_document
 
             doc["fix_plan"] = plan_document.document(resolution, {})
             if narrowed:

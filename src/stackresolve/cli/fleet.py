@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from stackresolve.cli.app import Exit, fail, knowledge, output, read_input, vendor_gpu, warn_if_stale
-from stackresolve.plan.formats import FORMATS
+from stackresolve.formats.registry import FORMATS
 
 FLEET_LIMIT = 64 * 1024 * 1024  # a 5,000-node `kubectl get nodes -o json` is some 50 MB
 # the file each --format becomes under -o DIR, per stack
@@ -32,7 +32,7 @@ def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], 
     from stackresolve.fleet.model import FleetInputError
     from stackresolve.fleet.readers import kb_lookup
     from stackresolve.model.enums import Os
-    from stackresolve.plan import PlanOptions
+    from stackresolve.formats import PlanOptions
     from stackresolve.request import InputError, build_request
 
     given = [name for name, value in machine_flags.items() if value]
@@ -77,8 +77,8 @@ def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], 
              if plan.stacks else "no machine of the fleet can run the target (--format text says why)",
              Exit.FAILED if not plan.stacks else Exit.BAD_INPUT)
     else:
-        # lazy: start-up (a command imports only what it runs: emit)
-        from stackresolve.emit import render_plan
+        # lazy: start-up (a command imports only what it runs: formats.render)
+        from stackresolve.formats.render import render_plan
 
         output(render_plan(fmt, plan.stacks[0].resolution, kb, options), None)
     return code
@@ -134,8 +134,8 @@ def render_json(plan, kb, options) -> str:
     # lazy: start-up (a command imports only what it runs: emit, emit.plan_document, ...)
     import json
 
-    from stackresolve.emit import all_plans
-    from stackresolve.emit.plan_document import document
+    from stackresolve.formats.render import all_plans
+    from stackresolve.formats.json_render import document
     from stackresolve.fleet.render import fleet_json, node_affinity
 
     plans = [all_plans(s.resolution, kb, options) for s in plan.stacks]
@@ -161,10 +161,11 @@ def write_directory(folder: Path, plan, kb, fmt: str, options) -> None:
     # lazy: start-up (a command imports only what it runs: emit, files, ...)
     from dataclasses import replace
 
-    from stackresolve.emit import render_plan
+    from stackresolve.formats.render import render_plan
     from stackresolve.files import write_into_folder
     from stackresolve.fleet.render import node_affinity, render_text
-    from stackresolve.plan import Refusal, decide
+    from stackresolve.formats import Refusal
+    from stackresolve.formats.registry import decide
 
     if (folder.exists() and not folder.is_dir()) or \
             (not folder.exists() and folder.suffix.lower() in FILE_LIKE_SUFFIXES):

@@ -93,8 +93,8 @@ def install(
     except InputError as exc:
         fail(str(exc))
     except InstallFailed as exc:
-        # lazy: start-up (a command imports only what it runs: emit.header)
-        from stackresolve.emit.header import one_line
+        # lazy: start-up (a command imports only what it runs: formats.header)
+        from stackresolve.formats.header import one_line
 
         sys.stderr.write(f"stackresolve: error: {one_line(str(exc))}\n")
         for line in exc.tail:
@@ -128,8 +128,8 @@ def _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu, vendor, no_de
     request = request_from_flags(kb, flags, machine)
     resolution = resolve(kb, request)
     if resolution.stack is None:
-        # lazy: start-up (a command imports only what it runs: emit)
-        from stackresolve.emit import render_plan
+        # lazy: start-up (a command imports only what it runs: formats.render)
+        from stackresolve.formats.render import render_plan
 
         sys.stderr.write(render_plan("text", resolution, kb))
         raise typer.Exit(Exit.FAILED)
@@ -179,8 +179,8 @@ def _refuse_machine(target, options, differences, fmt: str) -> None:
 
         output(json.dumps(report.to_json(), indent=2) + "\n", None)
     else:
-        # lazy: start-up (a command imports only what it runs: emit.header)
-        from stackresolve.emit.header import one_line
+        # lazy: start-up (a command imports only what it runs: formats.header)
+        from stackresolve.formats.header import one_line
 
         for line in report.findings:
             sys.stderr.write(f"stackresolve: error: {one_line(line)}\n")
@@ -267,8 +267,8 @@ def export(
     out: Optional[str] = typer.Option(None, "-o", "--output", help="Write to this file instead of stdout."),
 ) -> None:
     """Print a lock's requirements file (index option first), for `pip install -r` or `uv pip install -r`."""
-    # lazy: start-up (a command imports only what it runs: emit.header, install.run, ...)
-    from stackresolve.emit.header import one_line
+    # lazy: start-up (a command imports only what it runs: formats.header, install.run, ...)
+    from stackresolve.formats.header import one_line
     from stackresolve.install.run import requirements_text
     from stackresolve.install.target import from_lock_document, refuse_pip_first, with_knowledge
     from stackresolve.lock import parse_lock

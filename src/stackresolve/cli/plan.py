@@ -68,7 +68,7 @@ def plan(
     exists)."""
     # lazy: start-up (a command imports only what it runs: flags, plan, ...)
     from stackresolve.flags import Flags, request_from_flags
-    from stackresolve.plan import PlanOptions, validate_env_name
+    from stackresolve.formats import PlanOptions, validate_env_name
     from stackresolve.request import InputError
     from stackresolve.resolve import resolve
 
@@ -137,13 +137,13 @@ def emit_full_lock(resolution, kb, fmt: str, index_url: Optional[str], out: Opti
     # lazy: start-up (a command imports only what it runs: emit.header, fulllock, ...)
     import sys
 
-    from stackresolve.emit.header import comment_header
+    from stackresolve.formats.header import comment_header
     from stackresolve.fulllock import LockFailed, LockUnavailable, compile_lock
-    from stackresolve.plan import pip as pip_plan
+    from stackresolve.formats import pip_decide as pip_plan
 
     if resolution.stack is None:
-        # lazy: start-up (a command imports only what it runs: emit)
-        from stackresolve.emit import render_plan
+        # lazy: start-up (a command imports only what it runs: formats.render)
+        from stackresolve.formats.render import render_plan
 
         sys.stderr.write(render_plan("text", resolution, kb))
         return Exit.FAILED

@@ -106,9 +106,9 @@ class FrameworkCheck:
         stack = self.resolution.stack if self.resolution else None
         plan = None
         if stack is not None:
-            # lazy: start-up (only this path needs emit.script, plan.pip)
-            from stackresolve.emit.script import requirement_lines
-            from stackresolve.plan.pip import decide
+            # lazy: start-up (only this path needs formats.script, plan.pip)
+            from stackresolve.formats.script import requirement_lines
+            from stackresolve.formats.pip_decide import decide
 
             pip = decide(self.resolution)
             plan = {"origin": self.plan_origin, "summary": stack.summary, "variant": stack.framework.variant,
@@ -249,9 +249,9 @@ def _pip_command(kb: KnowledgeBase, resolution: Resolution, check_version: str, 
     """`pip install` of the plan's lines with its index option; first the uninstall pip needs: an installed
     torch 2.8.0 satisfies `torch==2.8.0` whatever index pip is given, and a JAX CUDA plugin stays loaded by a
     CPU-only jax."""
-    # lazy: start-up (only this path needs emit.script, plan.pip)
-    from stackresolve.emit.script import requirement_lines
-    from stackresolve.plan.pip import decide
+    # lazy: start-up (only this path needs formats.script, plan.pip)
+    from stackresolve.formats.script import requirement_lines
+    from stackresolve.formats.pip_decide import decide
 
     stack = resolution.stack
     plan = decide(resolution, kb)

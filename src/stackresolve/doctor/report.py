@@ -78,8 +78,8 @@ class DoctorReport:
         }
 
     def render_text(self) -> str:
-        # lazy: start-up (only this path needs emit.findings)
-        from stackresolve.emit.findings import finding_lines
+        # lazy: start-up (only this path needs formats.findings)
+        from stackresolve.formats.findings import finding_lines
 
         lines = []
         t = self.target

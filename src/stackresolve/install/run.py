@@ -428,7 +428,7 @@ def _install_held(report: InstallReport, options: InstallOptions, *, runner, uv,
                   ) -> InstallReport:
     """install() once the folder's lock is held: the folder is checked, and everything else done, under it."""
     # lazy: start-up (only this path needs plan.pip)
-    from stackresolve.plan.pip import pip_upgrade
+    from stackresolve.formats.pip_decide import pip_upgrade
 
     target, installer = report.target, report.installer
     created, existed = prepare_folder(options)
@@ -622,8 +622,8 @@ def _system_cuda_hint(target: InstallTarget) -> str:
 
 
 def render_text(report: InstallReport) -> str:
-    # lazy: start-up (only this path needs emit.header)
-    from stackresolve.emit.header import one_line as printable  # tool text never reaches the terminal raw
+    # lazy: start-up (only this path needs formats.header)
+    from stackresolve.formats.header import one_line as printable  # tool text never reaches the terminal raw
 
     py = report.python
     lines = [printable(f"stackresolve install: {report.target.label} into {report.venv}")]

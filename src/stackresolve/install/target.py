@@ -193,7 +193,7 @@ def from_resolution(resolution) -> InstallTarget:
     """Plan flags: the same lock document `plan --format lock` writes, read back as a lock."""
     # lazy: start-up (only this path needs plan.pip)
     from stackresolve.lock import document
-    from stackresolve.plan import pip as pip_plan
+    from stackresolve.formats import pip_decide as pip_plan
 
     doc = document(resolution, pip_plan.decide(resolution))
     text = json.dumps(doc)

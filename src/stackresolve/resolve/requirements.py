@@ -199,7 +199,7 @@ class CompiledCudnn(CudnnRequirement):
     def __init__(self, fw: FrameworkCandidate, prefer: str | None):
         compiled = fw.cudnn_compiled
         self.compiled, self.cuda, self.prefer = compiled, fw.cuda, prefer
-        # NVIDIA's wheels install with pip, not apt (plan/apt.py refuses them): conda is their channel for cuDNN
+        # NVIDIA's wheels install with pip, not apt (formats/apt_decide.py refuses them): conda is their channel for cuDNN
         self.channels = ("conda",) if fw.nvidia else None
         source = fw.build.source if fw.build else fw.source
         super().__init__(f"TensorFlow {fw.line.version} was compiled with cuDNN {compiled}: it loads cuDNN "

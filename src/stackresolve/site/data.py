@@ -171,9 +171,9 @@ def _plan(kb: KnowledgeBase, strings: _Table, fw: Framework, line: str, os_name:
     """What `stackresolve plan` prints for one yes of the matrix, in each format (lines as string numbers; the
     header's request line, which names the GPU, left out so that GPUs with the same answer share it), or why a
     format cannot express it; and the facts of the stack with their sources."""
-    # lazy: start-up (only this path needs emit, plan.pip, ...)
-    from stackresolve.emit import FormatRefused, render_plan
-    from stackresolve.plan import pip as pip_plan
+    # lazy: start-up (only this path needs formats.render, plan.pip, ...)
+    from stackresolve.formats.render import FormatRefused, render_plan
+    from stackresolve.formats import pip_decide as pip_plan
     from stackresolve.resolve import resolve
 
     mac = os_name is Os.MACOS  # the matrix plans a Mac's CPU build: no NVIDIA GPU runs CUDA there

@@ -32,8 +32,8 @@ from plan_reading import base_record, from_image, python_run_by, requirement_lin
 
 def render_dockerfile(resolution, kb, **options):
     """The dockerfile plan as `stackresolve plan --format dockerfile` prints it."""
-    from stackresolve.emit import render_plan
-    from stackresolve.plan import PlanOptions
+    from stackresolve.formats.render import render_plan
+    from stackresolve.formats import PlanOptions
 
     return render_plan("dockerfile", resolution, kb, PlanOptions(**options))
 
@@ -169,7 +169,7 @@ def test_cpu_stack_uses_python_slim(kb):
 
 
 def test_windows_stack_gets_no_dockerfile(kb):
-    from stackresolve.emit import FormatRefused
+    from stackresolve.formats.render import FormatRefused
 
     with pytest.raises(FormatRefused, match="containers run Linux") as refused:
         plan(kb, tf="2.3", os="windows", gpu="GTX 1080")
@@ -183,7 +183,7 @@ def test_every_linux_gpu_line_gets_a_base_matching_its_cuda_and_cudnn(kb):
     for line in kb.lines:
         if not line.gpu_package_linux or kb.tested_build(line.version, "linux", True) is None:
             continue
-        from stackresolve.emit import FormatRefused
+        from stackresolve.formats.render import FormatRefused
 
         try:
             resolution, text = plan(kb, tf=line.version, os="linux", gpu="GTX 1080")
@@ -228,7 +228,7 @@ def dockerfiles(kb):
 
 
 def linux_gpu_dockerfiles(kb):
-    from stackresolve.emit import FormatRefused
+    from stackresolve.formats.render import FormatRefused
 
     for line in kb.lines:
         for gpu in ("Tesla K80", "GTX 1080", "RTX 3090"):

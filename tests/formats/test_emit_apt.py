@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from locations import read_constraints, tool
-from stackresolve.plan import apt as apt_plan
+from stackresolve.formats import apt_decide as apt_plan
 from stackresolve.knowledge.channels import parse_apt
 from stackresolve.resolve import resolve
 from stackresolve.flags import Flags, request_from_flags
@@ -33,8 +33,8 @@ from stackresolve.flags import Flags, request_from_flags
 
 def render_apt(resolution, kb, **options):
     """The apt plan as `stackresolve plan --format apt` prints it."""
-    from stackresolve.emit import render_plan
-    from stackresolve.plan import PlanOptions
+    from stackresolve.formats.render import render_plan
+    from stackresolve.formats import PlanOptions
 
     return render_plan("apt", resolution, kb, PlanOptions(**options))
 
@@ -244,7 +244,7 @@ def test_check_accepts_a_supported_release(kb, tmp_path):
 
 
 def test_other_targets_are_refused_naming_the_formats_that_can(kb):
-    from stackresolve.emit import FormatRefused
+    from stackresolve.formats.render import FormatRefused
 
     with pytest.raises(FormatRefused, match="--format powershell") as refused:
         render_apt(resolution_for(kb, "2.10", "windows"), kb)

@@ -22,8 +22,8 @@ from stackresolve.knowledge.rules import cudnn_rule_text, driver_branch
 from stackresolve.model.enums import Delivery, Os
 from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution
-from stackresolve.plan import PlanOptions, Refusal
-from stackresolve.plan import pip as pip_plan
+from stackresolve.formats import PlanOptions, Refusal
+from stackresolve.formats import pip_decide as pip_plan
 
 
 @record
@@ -206,7 +206,7 @@ def wheel_stack_drivers(apt: AptKnowledge | None, resolution: Resolution) -> dic
 
 
 def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()):
-    """The apt plan for a stack the format's rule lets through (stackresolve.plan.formats: Ubuntu, not NVIDIA's
+    """The apt plan for a stack the format's rule lets through (stackresolve.formats.registry: Ubuntu, not NVIDIA's
     builds), or why there is none (no apt data for the CUDA line, no driver package for --with-driver)."""
     stack = resolution.stack
     with_driver = resolution.request.with_driver if options.with_driver is None else options.with_driver

@@ -1,6 +1,7 @@
-"""Emitters: one module per output format, each a pure function from that format's typed plan to text.
+"""Printing plans: each format's renderer (formats/<format>_render.py) is a pure function from that format's typed
+plan to text.
 
-The plan layer (stackresolve.plan) decides; emitters only render. `render_plan` decides and renders one format
+The deciders (formats/<format>_decide.py) decide; renderers only render. `render_plan` decides and renders one format
 (a format that cannot express the stack raises FormatRefused: it is never rendered as a file that does nothing);
 `plan_set` does it for every format (the JSON document's `plans`, and `refused_formats` with the reason for each
 format that cannot serve the stack).
@@ -8,11 +9,9 @@ format that cannot serve the stack).
 
 from __future__ import annotations
 
-from importlib import import_module
-
+from stackresolve.formats import PlanOptions, Refusal
+from stackresolve.formats.registry import BY_NAME, FORMATS, decide
 from stackresolve.model.record import record
-from stackresolve.plan import PlanOptions, Refusal, decide
-from stackresolve.plan.formats import BY_NAME, FORMATS
 
 
 class FormatRefused(Exception):
@@ -43,11 +42,8 @@ def _decided(fmt: str, resolution, kb, options: PlanOptions):
     return refusal_text(plan) if isinstance(plan, Refusal) else plan
 
 
-def _render(fmt: str, plan, options: PlanOptions = PlanOptions()) -> str:
-    module = import_module(f"stackresolve.emit.{BY_NAME[fmt].renderer}")
-    if fmt == "text":  # the summary ends with the command that prints the install plans: the user's own
-        return module.render(plan, options.command)
-    return module.render(plan)
+def _render(fmt: str, plan) -> str:
+    return BY_NAME[fmt].render(plan)
 
 
 def plan_set(resolution, kb, options: PlanOptions = PlanOptions()) -> PlanSet:
@@ -58,7 +54,7 @@ def plan_set(resolution, kb, options: PlanOptions = PlanOptions()) -> PlanSet:
         if isinstance(plan, str):
             refused[fmt] = plan
         else:
-            plans[fmt] = _render(fmt, plan, options)
+            plans[fmt] = _render(fmt, plan)
     return PlanSet(plans, refused)
 
 
@@ -68,7 +64,7 @@ def render_plan(fmt: str, resolution, kb, options: PlanOptions = PlanOptions()) 
         usable = () if resolution.stack is None else tuple(
             f.name for f in FORMATS if f.name != fmt and not isinstance(_decided(f.name, resolution, kb, options), str))
         raise FormatRefused(fmt, plan, (*usable, "json") if usable else ())
-    return _render(fmt, plan, options)
+    return _render(fmt, plan)
 
 
 def all_plans(resolution, kb, options: PlanOptions = PlanOptions()) -> dict[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from stackresolve.emit import all_plans
+from stackresolve.formats.render import all_plans
 from stackresolve.flags import Flags, request_from_flags
 from stackresolve.resolve import resolve
 

@@ -28,9 +28,9 @@ from stackresolve.knowledge.rules import cudnn_accepts, cudnn_rule_text
 from stackresolve.model.enums import Delivery
 from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution, Stack
-from stackresolve.plan import PlanOptions, Refusal, environment_name, import_check_code
-from stackresolve.plan import pip as pip_plan
-from stackresolve.plan.apt import choose_cudnn
+from stackresolve.formats import PlanOptions, Refusal, environment_name, import_check_code
+from stackresolve.formats import pip_decide as pip_plan
+from stackresolve.formats.apt_decide import choose_cudnn
 
 PYTHON_IMAGE_SOURCE = "Docker Official Image python (library/python on Docker Hub), tag <X.Y>-slim"
 
@@ -104,7 +104,7 @@ def key_step(kb, ubuntu: str, apt_key: str) -> KeyStep | None:
     """The step that makes `apt-get update` work on an image that may trust only NVIDIA's retired key."""
     if apt_key == "current":
         return None
-    from stackresolve.plan.apt import choose_keyring, ubuntu_distro
+    from stackresolve.formats.apt_decide import choose_keyring, ubuntu_distro
 
     apt = getattr(kb, "apt", None)
     keyring = choose_keyring(apt, ubuntu) if apt is not None else None
@@ -208,7 +208,7 @@ def choose_base(resolution: Resolution, kb) -> tuple[Base, tuple[str, ...]] | No
 
 
 def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()) -> DockerPlan | Refusal:
-    """The Docker plan for a stack the format's rule lets through (stackresolve.plan.formats: Linux, and x86_64
+    """The Docker plan for a stack the format's rule lets through (stackresolve.formats.registry: Linux, and x86_64
     for system CUDA), or why there is none (no recorded image or container fits)."""
     stack = resolution.stack
     check = import_check_code(stack)

@@ -16,8 +16,8 @@ from stackresolve.knowledge.rules import cudnn_rule_text
 from stackresolve.model.enums import Delivery, Os
 from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution
-from stackresolve.plan import PlanOptions, environment_name, validate_env_name
-from stackresolve.plan import pip as pip_plan
+from stackresolve.formats import PlanOptions, environment_name, validate_env_name
+from stackresolve.formats import pip_decide as pip_plan
 
 # Preferred channels when several carry the same cuDNN; others (NVIDIA's labels) only when they alone fit.
 CHANNEL_ORDER = ("conda-forge", "defaults")
@@ -144,7 +144,7 @@ def choose(conda: CondaKnowledge, resolution: Resolution, wheels: dict[str, str]
 
 
 def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()) -> CondaPlan:
-    """The conda plan for a stack the format's rule lets through (stackresolve.plan.formats)."""
+    """The conda plan for a stack the format's rule lets through (stackresolve.formats.registry)."""
     stack = resolution.stack
     pip = pip_plan.decide(resolution)
     default_name = environment_name(stack)

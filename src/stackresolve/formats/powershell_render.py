@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 import shlex
 
-from stackresolve.emit.script import one_line, requirement_lines, safe_header
+from stackresolve.formats.script import one_line, requirement_lines, safe_header
 from stackresolve.model.enums import Delivery, Framework
-from stackresolve.plan import environment_name
-from stackresolve.plan.windows import NATIVE_GPU_END_SOURCE, WindowsNativePlan, WslPlan
+from stackresolve.formats import environment_name
+from stackresolve.formats.powershell_decide import NATIVE_GPU_END_SOURCE, WindowsNativePlan, WslPlan
 
 WSL_DISTRO = "Ubuntu-22.04"
 WSL_DISTRO_PYTHON = "3.10"  # Ubuntu 22.04's python3 (packages.ubuntu.com, jammy: python3 3.10)

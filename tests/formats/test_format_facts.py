@@ -13,7 +13,7 @@
 import pytest
 import yaml
 
-from stackresolve.emit import render_plan
+from stackresolve.formats.render import render_plan
 from stackresolve.flags import Flags, request_from_flags
 from stackresolve.resolve import resolve
 
@@ -80,7 +80,7 @@ def test_an_architecture_list_nobody_read_is_a_warning_not_ok(kb):
 
 
 def test_other_routes_to_a_native_stack_are_not_called_native(kb):
-    from stackresolve.emit import render_plan
+    from stackresolve.formats.render import render_plan
 
     text = render_plan("text", resolved(kb, tf="1.15", os="linux", gpu="GeForce RTX 3090"), kb)
     # the stock 1.15.5 wheel is listed as another route, and its own reason says PTX only
@@ -90,8 +90,8 @@ def test_other_routes_to_a_native_stack_are_not_called_native(kb):
 
 
 def test_the_text_plan_prints_each_source_once_and_keeps_every_fact(kb):
-    from stackresolve.emit import render_plan
-    from stackresolve.emit.text import split_sources
+    from stackresolve.formats.render import render_plan
+    from stackresolve.formats.text_render import split_sources
 
     resolution = resolved(kb, tf="1.15", os="linux", gpu="GeForce RTX 3090", driver="470.82.01")
     text = render_plan("text", resolution, kb)

@@ -1,12 +1,11 @@
-"""Specifies the format registry (stackresolve.plan.formats): every entry is wired (the CLI's --format choices,
-the JSON document's `plans` and `refused_formats`, explain's and doctor's fix plans all read it; each names a
-decider and a renderer that exist), and the text plan's closing line names exactly the install formats whose rule
-lets the stack through: a format it leaves out is refused, and a format it names renders, unless its decider finds
-a gap in the install facts (those reasons are listed below, and a test keeps the list honest)."""
+"""Specifies the format registry (stackresolve.formats.registry): one static table (each entry names its decision,
+its renderer and its can_express rule as functions), read by the CLI's --format choices, the JSON document's
+`plans` and `refused_formats`, explain's and doctor's fix plans; and the text plan's closing line names exactly the
+install formats that print a plan: a format it leaves out is refused (by its rule, or by its decision for a gap in
+the install facts), and a format it names renders."""
 
 from __future__ import annotations
 
-import importlib
 import json
 
 import click
@@ -15,9 +14,8 @@ from click.testing import CliRunner
 
 from stackresolve.cli import app
 from stackresolve.cli.app import fix_plan_formats, plan_formats
-from stackresolve.emit import FormatRefused, plan_set, render_plan
-from stackresolve.plan import decide
-from stackresolve.plan.formats import BY_NAME, FIX_PLANS, FORMATS, INSTALL_FORMATS, NAMES
+from stackresolve.formats.render import FormatRefused, plan_set, render_plan
+from stackresolve.formats.registry import BY_NAME, FIX_PLANS, FORMATS, INSTALL_FORMATS, NAMES, decide
 from stackresolve.flags import Flags, request_from_flags
 from stackresolve.request import InputError
 from stackresolve.resolve import resolve
@@ -37,13 +35,10 @@ def _format_choices(command: str) -> tuple[str, ...]:
     return tuple(fmt.type.choices)
 
 
-def test_every_entry_names_a_decider_and_a_renderer_that_exist():
+def test_every_entry_names_its_decision_renderer_and_rule():
     assert len(NAMES) == len(FORMATS) == len(set(NAMES))
     for entry in FORMATS:
-        renderer = importlib.import_module(f"stackresolve.emit.{entry.renderer}")
-        assert callable(renderer.render), entry
-        if entry.decider is not None:
-            assert callable(importlib.import_module(f"stackresolve.plan.{entry.decider}").decide), entry
+        assert callable(entry.decide) and callable(entry.render) and callable(entry.can_express), entry
         assert entry.file_name, entry  # plan --fleet -o DIR writes every format to a file
     assert [f.install_rank for f in INSTALL_FORMATS] == list(range(len(INSTALL_FORMATS)))
     assert set(FIX_PLANS) <= {f.name for f in INSTALL_FORMATS}
@@ -116,7 +111,7 @@ def test_the_text_plan_names_exactly_the_formats_that_can_serve_the_stack(kb):
                 continue
             with pytest.raises(FormatRefused):
                 render_plan(entry.name, resolution, kb)
-            rule = entry.refusal(resolution)
+            rule = entry.can_express(resolution)
             seen.add((entry.name, "left out by its rule" if rule is not None else "left out for the install facts"))
     # the spread reaches every install format both ways, and both kinds of refusal (a walk that saw nothing would pass)
     assert seen >= {(f.name, "listed") for f in INSTALL_FORMATS}
@@ -129,14 +124,14 @@ def test_the_rule_is_the_deciders_first_step(kb):
     resolution = resolve(kb, request_from_flags(kb, Flags(tf="2.3", os="windows", gpu_cc="6.1"), None))
     refused = plan_set(resolution, kb).refused
     for name in ("apt", "dockerfile"):
-        rule = BY_NAME[name].refusal(resolution)
+        rule = BY_NAME[name].can_express(resolution)
         assert rule is not None and decide(name, resolution, kb) == rule
         assert refused[name].startswith(rule.why)
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["plan", "--help"], ["explain", "--help"]])
 def test_help_imports_no_emitter_and_no_decider(argv):
-    """--help lists the --format choices from the registry, which names its modules without importing them."""
+    """--help lists the --format choices from the registry, which imports each format's functions on first call."""
     import subprocess
     import sys
 
@@ -144,11 +139,34 @@ def test_help_imports_no_emitter_and_no_decider(argv):
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if "|" in line}
-    heavy = {m for m in imported if m.startswith("stackresolve.emit")} | \
-        {f"stackresolve.plan.{f.decider}" for f in FORMATS if f.decider} & imported
+    heavy = {m for m in imported if m.startswith("stackresolve.formats.") and m.endswith(("_decide", "_render"))
+             or m in ("stackresolve.formats.render", "yaml", "packaging.requirements", "stackresolve.lock")}
     assert not heavy, heavy
 
 
 def test_an_entry_is_immutable():
     with pytest.raises(AttributeError):
         BY_NAME["apt"].executable = False
+
+
+@pytest.mark.parametrize("text, args", [
+    # TF 1.4's CUDA 8.0 line: no apt repository and no CUDA base image recorded for it (apt and dockerfile refuse)
+    ("ImportError: libcudart.so.8.0: cannot open shared object file: No such file or directory", ["--tf", "1.4"]),
+    ("ImportError: libcudart.so.9.0: cannot open shared object file: No such file or directory", ["--tf", "1.8"]),
+    ("ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory", ["--tf", "2.4"]),
+    ("Could not load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found", ["--os", "windows"]),
+])
+def test_explains_install_plan_line_names_only_formats_that_print_a_plan(text, args):
+    """explain's closing "Install plan:" line (its fix plan's pointer) names exactly the fix-plan formats whose
+    `plan` command prints a plan: it used to ask only each format's rule, and named apt and dockerfile for TF 1.4
+    (CUDA 8.0), which `plan --format apt|dockerfile` refuses for the install facts."""
+    import shlex
+
+    runner = CliRunner()
+    explained = runner.invoke(app, ["explain", text, "--no-detect", *args])
+    line = next(l for l in explained.stdout.splitlines() if l.startswith("Install plan:"))
+    command, listed = line.removeprefix("Install plan: ").rsplit(" --format ", 1)
+    argv = shlex.split(command)[1:]  # without "stackresolve"
+    for name in FIX_PLANS:
+        printed = runner.invoke(app, [*argv, "--no-detect", "--format", name])
+        assert (printed.exit_code == 0) == (name in listed.split("|")), (line, name, printed.stderr[-300:])

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from locations import tool
-from stackresolve.emit import FormatRefused, render_plan
-from stackresolve.plan import PlanOptions
+from stackresolve.formats.render import FormatRefused, render_plan
+from stackresolve.formats import PlanOptions
 from stackresolve.flags import Flags, request_from_flags
 from stackresolve.resolve import resolve
 

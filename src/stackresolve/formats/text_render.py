@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from stackresolve.emit.findings import finding_lines
+from stackresolve.formats.findings import finding_lines
 from stackresolve.knowledge.python_sources import how_to_get_line
 from stackresolve.model.enums import GpuSupport
 from stackresolve.model.stack import Resolution, Stack
-from stackresolve.plan.text import TextPlan
+from stackresolve.formats.text_decide import TextPlan
 
 
 def _stack_rows(stack: Stack) -> list[tuple[str, str, str, str]]:
@@ -102,9 +102,10 @@ def alternatives_heading(resolution: Resolution) -> str:
         "Other stacks for this request"
 
 
-def render(plan: TextPlan, command: str = "") -> str:
-    """`command`: the user's plan command without --format and -o (else the request's framework and version)."""
-    resolution = plan.resolution
+def render(plan: TextPlan) -> str:
+    """The closing line repeats plan.command, the user's plan command without --format and -o (else the request's
+    framework and version)."""
+    resolution, command = plan.resolution, plan.command
     request = resolution.request
     data = f"; data: {resolution.index_data}" if resolution.index_data else ""
     sources = SourceList()

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import shlex
 
-from stackresolve.emit.header import header_lines
-from stackresolve.emit.script import comment, requirement_lines
+from stackresolve.formats.header import header_lines
+from stackresolve.formats.script import comment, requirement_lines
 from stackresolve.model.enums import Os
 from stackresolve.model.stack import Resolution
-from stackresolve.plan.apt import AptPipOnlyPlan, AptPlan
-from stackresolve.plan.pip import PipPlan
+from stackresolve.formats.apt_decide import AptPipOnlyPlan, AptPlan
+from stackresolve.formats.pip_decide import PipPlan
 
 
 # -- script text ----------------------------------------------------------------------------------------------
@@ -187,12 +187,10 @@ def _driver_reminder(stack, reboot: bool) -> str:
 
 
 def _common_values(pip: PipPlan, supported: str) -> str:
-    from packaging.requirements import Requirement
-
     return (f"SUPPORTED_RELEASES={_q(supported)}\n"
             f"PYTHON_VERSION={_q(pip.python)}\n"
             f"PYTHON_SOURCES={_q(' | '.join(s.command for s in pip.resolution.stack.python.sources))}\n"
-            f"FRAMEWORK_PACKAGE={_q(Requirement(pip.requirements[0]).name)}\n"
+            f"FRAMEWORK_PACKAGE={_q(pip.resolution.stack.framework.distribution)}\n"
             + _array("PIP_INDEX_ARGS", pip.index_args)
             + _array("PIP_REQUIREMENTS", requirement_lines(pip)))
 
@@ -311,7 +309,7 @@ def _system_cuda(plan: AptPlan) -> str:
 
 
 def render(plan) -> str:
-    """The apt plan as a bash script (a stack it cannot express never gets here: emit.FormatRefused)."""
+    """The apt plan as a bash script (a stack it cannot express never gets here: formats.render.FormatRefused)."""
     if isinstance(plan, AptPipOnlyPlan):
         return _pip_only(plan)
     return _system_cuda(plan)

@@ -1,20 +1,30 @@
 """Install choices, decided once per format from a Resolution: which pip lines, conda packages and channel, apt
-packages per Ubuntu release, Docker base image, Windows installers and zips. Emitters only render these typed
-plans; nothing below emit/ decides a version.
+packages per Ubuntu release, Docker base image, Windows installers and zips. The renderers (formats/*_render.py)
+only render these typed plans; none decides a version.
 
-    decide(fmt, resolution, kb, options) -> the typed plan for that --format
+    stackresolve.formats.registry.decide(fmt, resolution, kb, options) -> the typed plan for that --format
+
+This module holds what the deciders share (options, the refusal, the import check, the environment's name); it
+imports no decider, so each of them, and the registry that names them all, can import it.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackresolve.model.record import record
-from stackresolve.plan.formats import Refusal  # noqa: F401 (beside the registry whose rules make it)
 
 if TYPE_CHECKING:
     from stackresolve.model.stack import Resolution
+
+
+@record
+class Refusal:
+    """A format that cannot serve this stack, and what to use instead."""
+
+    resolution: Resolution
+    why: str
+    instead: str = ""
 
 
 def validate_env_name(name: str) -> str:
@@ -36,18 +46,6 @@ class PlanOptions:
     with_driver: bool | None = None  # apt: also install the driver branch (None: as the request says)
     command: str = ""  # text: the user's `stackresolve plan` command, less --format and -o, for the closing line
     script_file: str | None = None  # powershell: the name of the file -o writes the script to (None: standard output)
-
-
-def decide(fmt: str, resolution: Resolution, kb, options: PlanOptions = PlanOptions()):
-    """The typed plan for --format `fmt` (stackresolve.plan.formats), or the Refusal: first the format's rule for
-    which stacks it can express, then its decider (which refuses only for a gap in the install facts)."""
-    from stackresolve.plan.formats import BY_NAME
-
-    entry = BY_NAME[fmt]
-    refused = entry.refusal(resolution)
-    if refused is not None:
-        return refused
-    return import_module(f"stackresolve.plan.{entry.decider}").decide(resolution, kb, options)
 
 
 def import_check_code(stack) -> str:

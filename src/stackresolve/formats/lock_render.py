@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from stackresolve.emit.script import requirement_lines
+from stackresolve.formats.script import requirement_lines
 from stackresolve.lock import document
-from stackresolve.plan.pip import PipPlan
+from stackresolve.formats.pip_decide import PipPlan
 
 
 def render(plan: PipPlan) -> str:

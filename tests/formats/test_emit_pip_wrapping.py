@@ -6,7 +6,7 @@ reason as one comment line of 753-905 characters (its sources are long)."""
 from click.testing import CliRunner
 
 from stackresolve.cli.app import app
-from stackresolve.emit.script import COMMENT_WIDTH, wrapped_comment
+from stackresolve.formats.script import COMMENT_WIDTH, wrapped_comment
 
 
 def _pip_plan(*args) -> str:

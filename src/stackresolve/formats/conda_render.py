@@ -3,9 +3,9 @@ comments)."""
 
 from __future__ import annotations
 
-from stackresolve.emit.header import header_lines
-from stackresolve.emit.script import comment, requirement_lines
-from stackresolve.plan.conda import CondaPlan
+from stackresolve.formats.header import header_lines
+from stackresolve.formats.script import comment, requirement_lines
+from stackresolve.formats.conda_decide import CondaPlan
 
 
 def render(plan) -> str:

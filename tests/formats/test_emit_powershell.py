@@ -24,7 +24,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from plan_reading import requirement_lines
-from stackresolve.emit import powershell
+from stackresolve.formats import powershell_render as powershell
 from stackresolve.knowledge.fields import KnowledgeError
 from stackresolve.knowledge.install_facts import parse_windows
 from stackresolve.knowledge.loader import constraints_dir, knowledge
@@ -34,8 +34,8 @@ from stackresolve.flags import Flags, request_from_flags
 
 def render_powershell(resolution, kb, **options):
     """The powershell plan as `stackresolve plan --format powershell` prints it."""
-    from stackresolve.emit import render_plan
-    from stackresolve.plan import PlanOptions
+    from stackresolve.formats.render import render_plan
+    from stackresolve.formats import PlanOptions
 
     return render_plan("powershell", resolution, kb, PlanOptions(**options))
 
@@ -365,7 +365,7 @@ def test_wsl2_stack_gets_the_wsl2_route(kb):
 
 
 def test_linux_stack_is_refused_with_a_clear_message(kb):
-    from stackresolve.emit import FormatRefused
+    from stackresolve.formats.render import FormatRefused
 
     with pytest.raises(FormatRefused, match="PowerShell plans are for Windows"):
         script(kb, tf="2.3", os="linux", gpu="GTX 1080")

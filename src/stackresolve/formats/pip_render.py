@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from stackresolve.emit.header import comment_header
-from stackresolve.emit.script import one_line, requirement_lines, wrapped_comment
-from stackresolve.plan.pip import PipPlan, pip_upgrade
+from stackresolve.formats.header import comment_header
+from stackresolve.formats.script import one_line, requirement_lines, wrapped_comment
+from stackresolve.formats.pip_decide import PipPlan, pip_upgrade
 
 
 def render(plan: PipPlan) -> str:

@@ -1,12 +1,12 @@
-"""`--format dockerfile`: renders the Docker plan (plan/docker.py decides the base image and the pins)."""
+"""`--format dockerfile`: renders the Docker plan (formats/dockerfile_decide.py decides the base image and the pins)."""
 
 from __future__ import annotations
 
 import re
 import shlex
 
-from stackresolve.emit.script import one_line, requirement_lines, safe_header
-from stackresolve.plan.docker import DockerPlan
+from stackresolve.formats.script import one_line, requirement_lines, safe_header
+from stackresolve.formats.dockerfile_decide import DockerPlan
 
 _MINOR = re.compile(r"^\d+\.\d+$")
 # AMD's docker docs: a ROCm container gets the kernel driver's devices and the video group
@@ -15,7 +15,7 @@ ROCM_RUN_FLAGS = "--device=/dev/kfd --device=/dev/dri --group-add video "
 
 def _run_pip(python: str, pip) -> str:
     """pip itself upgraded, then the plan's lines (after its index options, if any)."""
-    from stackresolve.emit.pip import pip_upgrade
+    from stackresolve.formats.pip_render import pip_upgrade
 
     quoted = " \\\n        ".join(shlex.quote(line) for line in (*pip.index_args, *requirement_lines(pip)))
     out = f"RUN {python} -m pip install --no-cache-dir --upgrade {pip_upgrade(pip.python)} \\\n"

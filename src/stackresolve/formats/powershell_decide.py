@@ -10,9 +10,8 @@ from stackresolve.knowledge.install_facts import CudaInstaller, CudnnZip, MsvcRu
 from stackresolve.model.enums import Delivery, Framework, Os
 from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution
-from stackresolve.plan import PlanOptions, Refusal, environment_name, import_check_code
-from stackresolve.plan.formats import wsl_route
-from stackresolve.plan import pip as pip_plan
+from stackresolve.formats import PlanOptions, Refusal, environment_name, import_check_code
+from stackresolve.formats import pip_decide as pip_plan
 
 LAST_NATIVE_GPU_LINE = "2.10"
 NATIVE_GPU_END_SOURCE = ("tensorflow/docs:site/en/install/pip.md@7c365021 (Windows native, Caution: 'TensorFlow 2.10 "
@@ -64,8 +63,19 @@ def script_name(stack, script_file: str | None) -> ScriptName:
     return ScriptName(default, script_file)
 
 
+def wsl_route(resolution: Resolution):
+    """What the PowerShell plan sets up inside WSL2, with its .request and .stack (None: a native Windows plan, or
+    none): a WSL2 request's own resolution, or, for a native-Windows request with no stack, the nearest WSL2
+    alternative."""
+    request, stack = resolution.request, resolution.stack
+    if stack is None:
+        wsl = next((a for a in resolution.alternatives if a.request.os is Os.WSL2), None)
+        return wsl if request.os is Os.WINDOWS else None
+    return resolution if request.os is Os.WSL2 else None
+
+
 def decide(resolution: Resolution, kb=None, options: PlanOptions = PlanOptions()):
-    """The PowerShell plan for a target the format's rule lets through (stackresolve.plan.formats: native Windows,
+    """The PowerShell plan for a target the format's rule lets through (stackresolve.formats.registry: native Windows,
     or the WSL2 route), or why there is none (no Visual C++ runtime record)."""
     request, stack = resolution.request, resolution.stack
     tensorflow = request.framework is Framework.TENSORFLOW

@@ -18,7 +18,7 @@ import yaml
 
 from locations import read_constraints
 from plan_reading import requirement_lines
-from stackresolve.plan import conda as conda_plan
+from stackresolve.formats import conda_decide as conda_plan
 from stackresolve.knowledge.channels import parse_conda
 from stackresolve.request import InputError
 from stackresolve.resolve import resolve
@@ -27,8 +27,8 @@ from stackresolve.flags import Flags, request_from_flags
 
 def render_conda(resolution, kb, **options):
     """The conda plan as `stackresolve plan --format conda` prints it."""
-    from stackresolve.emit import render_plan
-    from stackresolve.plan import PlanOptions
+    from stackresolve.formats.render import render_plan
+    from stackresolve.formats import PlanOptions
 
     return render_plan("conda", resolution, kb, PlanOptions(**options))
 
