@@ -1,4 +1,5 @@
-"""stackresolve.lock: the resolved stack as JSON for bootstrap scripts to commit, and its typed reading.
+"""stackresolve.lock: the typed reading of the lock, the resolved stack as JSON for bootstrap scripts to commit
+(written by stackresolve.formats.lock_render, `--format lock`).
 
 The lock carries, besides the whole stack, the facts `check` compares ("check" section): the OS, the Python
 range, the framework, where CUDA comes from, the CUDA line, the cuDNN the build was compiled with, the driver
@@ -9,52 +10,13 @@ JSON rather than TOML: the standard library writes it, and every bootstrap langu
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-
-from stackresolve import __version__
 from stackresolve.model.enums import Delivery, Os
 from stackresolve.model.numbers import parse_version, quoted
 from stackresolve.model.values import ComputeCapability, DriverVersion, ValueTextError
 from stackresolve.model.record import record
-from stackresolve.model.stack import Resolution
 from stackresolve.request import InputError
 
-if TYPE_CHECKING:
-    from stackresolve.formats.pip_decide import PipPlan
-
-SCHEMA = "stackresolve/lock@1"
-
-
-def document(resolution: Resolution, pip: PipPlan) -> dict:
-    """The lock. `pip` is a requirements file's lines as the pip plan installs them (the index option of a build
-    on another index first: `pip install -r` of them installs the stack); `pip_first` what must be installed in
-    a pip run of its own before them (empty: NVIDIA's 1.15 builds name NVIDIA's index in `pip` instead of
-    installing nvidia-pyindex; the field stays for readers of the schema)."""
-    stack = resolution.stack
-    fw = stack.framework
-    return {
-        "schema": SCHEMA,
-        "generated_by": f"stackresolve {__version__}",
-        "knowledge_base": resolution.kb_version,
-        "request": resolution.request.to_json(),
-        "stack": stack.to_json(),
-        "pip_first": list(pip.pre_install),
-        "pip": list(pip.requirements_file),
-        "check": {
-            "os": resolution.request.os.value,
-            "python": {"min": stack.python.min, "max": stack.python.max},
-            "framework": {"name": fw.name, "distribution": fw.distribution, "version": fw.version,
-                          "line": fw.line, "label": fw.label, "variant": fw.variant},
-            "delivery": stack.delivery.value if stack.delivery else None,
-            "cuda": stack.cuda.version if stack.cuda else None,
-            "cudnn": {"installs": stack.cudnn.version, "compiled": stack.cudnn.compiled} if stack.cudnn else None,
-            "driver": {"min": stack.driver.minimum, "minor_compat_min": stack.driver.minor_compat_minimum}
-            if stack.driver else None,
-            "compiled_arch": {"sass": list(stack.compiled.sass), "ptx": list(stack.compiled.ptx)}
-            if stack.compiled and stack.cuda else None,
-        } | _accelerator_check(resolution),
-    }
+SCHEMA = "stackresolve/lock@1"  # what formats/lock_render.py writes and parse_lock reads
 
 
 @record
@@ -155,17 +117,6 @@ class _Reader:
 
 
 _KIND_NAMES = {str: "a string", dict: "an object", list: "a list", bool: "true or false"}
-
-
-def _accelerator_check(resolution: Resolution) -> dict:
-    """An AMD or Intel stack's GPU facts for `check` (resolve/rocm.py): the vendor, the gfx targets the wheel
-    carries, the targets planned for and the unofficial override they need ({} for other stacks)."""
-    gpu = resolution.stack.gpu
-    if gpu.vendor not in ("amd", "intel"):
-        return {}
-    return {"accelerator": {"vendor": gpu.vendor, "compiled_gfx": list(gpu.compiled_gfx),
-                            "targets": [a.gfx for a in resolution.request.accelerators if a.gfx],
-                            "hsa_override": gpu.hsa_override or None, "name": gpu.name}}
 
 
 def parse_lock(text: str, name: str) -> LockedStack:

@@ -192,7 +192,7 @@ def from_lock_document(doc: dict, text: str, name: str) -> InstallTarget:
 def from_resolution(resolution) -> InstallTarget:
     """Plan flags: the same lock document `plan --format lock` writes, read back as a lock."""
     # lazy: start-up (only this path needs plan.pip)
-    from stackresolve.lock import document
+    from stackresolve.formats.lock_render import document
     from stackresolve.formats import pip_decide as pip_plan
 
     doc = document(resolution, pip_plan.decide(resolution))
