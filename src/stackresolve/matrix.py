@@ -17,7 +17,7 @@ from stackresolve.model.values import ComputeCapability
 from stackresolve.request import Request
 from stackresolve.resolve import resolve
 from stackresolve.resolve.candidates import as_version, support_on
-from stackresolve.resolve.provider import compute_capability_driver_floor, wsl_driver_floor
+from stackresolve.resolve.driver import compute_capability_driver_floor, wsl_driver_floor
 
 
 @dataclass(frozen=True)

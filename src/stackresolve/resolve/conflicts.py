@@ -29,12 +29,13 @@ from stackresolve.resolve.candidates import (
     cudnn_pool,
 )
 from stackresolve.resolve.pool import release_lines, requested_framework_candidates
-from stackresolve.resolve.provider import driver_floor, newest_supported_driver
+from stackresolve.resolve.driver import driver_floor, newest_supported_driver
 from stackresolve.resolve.requirements import (
     CudaSupports,
     CudnnAsked,
     CudnnSupports,
     DriverInstalled,
+    DriverUnstated,
     HasCodeFor,
     LastBranch,
     PythonAsked,
@@ -47,10 +48,11 @@ from stackresolve.resolve.solve import UNSOLVABLE, resolve_with_findings, solve
 # -- conflicts --------------------------------------------------------------------------------------------
 def conflict_causes(request: Request, exc: Exception) -> list:
     """The requirements that really take part in a conflict (resolvelib's causes), leaving out the driver
-    requirements the installed driver meets (they are not a side of it)."""
+    requirements the installed driver meets (they are not a side of it), and those every driver meets."""
     installed = DriverCandidate(Version(request.driver), None) if request.driver else None
     return [info for info in getattr(exc, "causes", ())
-            if not (info.requirement.name == "driver" and installed is not None and info.requirement.is_satisfied_by(installed))]
+            if not (info.requirement.name == "driver" and (isinstance(info.requirement, DriverUnstated) or (
+                installed is not None and info.requirement.is_satisfied_by(installed))))]
 
 
 def conflict_summary(request: Request, exc: Exception) -> tuple[ConflictCause, ...]:
