@@ -21,7 +21,6 @@ from stackresolve.resolve.build import DEGRADED
 from stackresolve.resolve.candidates import (
     CudaCandidate,
     CudnnCandidate,
-    DriverCandidate,
     FrameworkCandidate,
     PythonCandidate,
     as_version,
@@ -29,7 +28,7 @@ from stackresolve.resolve.candidates import (
     cudnn_pool,
 )
 from stackresolve.resolve.pool import release_lines, requested_framework_candidates
-from stackresolve.resolve.driver import driver_floor, newest_supported_driver
+from stackresolve.resolve.driver import driver_floor, driver_text, installed_candidate, newest_supported_driver
 from stackresolve.resolve.requirements import (
     CudaSupports,
     CudnnAsked,
@@ -48,11 +47,16 @@ from stackresolve.resolve.solve import UNSOLVABLE, resolve_with_findings, solve
 # -- conflicts --------------------------------------------------------------------------------------------
 def conflict_causes(request: Request, exc: Exception) -> list:
     """The requirements that really take part in a conflict (resolvelib's causes), leaving out the driver
-    requirements the installed driver meets (they are not a side of it), and those every driver meets."""
-    installed = DriverCandidate(Version(request.driver), None) if request.driver else None
-    return [info for info in getattr(exc, "causes", ())
+    requirements the installed driver meets (they are not a side of it), judged as the resolver judges it
+    (resolve/driver.installed_candidate: a branch, --driver 580, stands for the release inside it they need), and
+    those every driver meets."""
+    causes = getattr(exc, "causes", ())
+    installed = driver_text(request.driver)
+    judged = installed_candidate(installed, [i.requirement for i in causes if i.requirement.name == "driver"]) \
+        if installed else None
+    return [info for info in causes
             if not (info.requirement.name == "driver" and (isinstance(info.requirement, DriverUnstated) or (
-                installed is not None and info.requirement.is_satisfied_by(installed))))]
+                judged is not None and info.requirement.is_satisfied_by(judged))))]
 
 
 def conflict_summary(request: Request, exc: Exception) -> tuple[ConflictCause, ...]:
