@@ -100,7 +100,7 @@ def test_a_shared_search_decides_the_driver_for_each_request(kb):
     # search is shared; the driver is each request's own, as if it had been searched alone.
     from stackresolve.knowledge.loader import load_knowledge
 
-    own = load_knowledge()  # shared searches live in the knowledge base's memos
+    own = load_knowledge()  # shared searches live in the knowledge base's resolver cache
     a100 = request_from_flags(own, Flags(tf="2.4", os="linux", gpu="A100"), None)
     rtx = request_from_flags(own, Flags(tf="2.4", os="linux", gpu="RTX 3090", driver="455"), None)
     resolve(own, a100, with_alternatives=False, same_search="k")

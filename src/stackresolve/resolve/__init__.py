@@ -24,6 +24,7 @@ from stackresolve.resolve.conflicts import (
     nvidia_unfit,
     vendor_alternatives,
 )
+from stackresolve.resolve.cache import resolver_cache
 from stackresolve.resolve.driver import decide_driver, root_driver_requirements
 from stackresolve.resolve.provider import build_dependencies
 from stackresolve.resolve.solve import UNSOLVABLE, resolve_stack, resolve_with_findings, solve
@@ -66,7 +67,7 @@ def _shared_search(kb: KnowledgeBase, request: Request, keep, key) -> dict:
     """The shared search's choices, with the driver decided for this request: the search's driver candidate was
     made from the first request's GPUs, whose floors may differ (the key vouches only that every driver
     requirement accepts the same choices)."""
-    searches = kb.memo("shared-searches", dict)
+    searches = resolver_cache(kb).searches
     result = searches.get(key)
     if result is None:
         result = searches[key] = solve(kb, request, keep)  # raises where it fails: nothing is kept

@@ -14,7 +14,7 @@ class ResolverCache:
     The framework, Python, CUDA and cuDNN pools the provider remembers answers for are the knowledge base's
     memoized lists (resolve/candidates.py, resolve/pool.py), alive as long as it is, so a pool's id names it."""
 
-    __slots__ = ("passing", "matches", "dependencies", "cudnn_orders", "driver_facts")
+    __slots__ = ("passing", "matches", "dependencies", "cudnn_orders", "driver_facts", "pool_sets", "searches")
 
     def __init__(self) -> None:
         # {(id(pool), requirement key): the candidates of the pool that satisfy it}
@@ -27,6 +27,11 @@ class ResolverCache:
         self.cudnn_orders: dict = {}
         # {(build, the driver candidate's versions, what of the request the driver reads): (DriverPin, findings)}
         self.driver_facts: dict = {}
+        # {id(pool): (the pool, its set)}: the requested builds as the root requirement holds them (holding the pool
+        # keeps its id its own)
+        self.pool_sets: dict = {}
+        # {the caller's key: resolvelib's result}: resolve(..., same_search=key), one search per key
+        self.searches: dict = {}
 
 
 def resolver_cache(kb: KnowledgeBase) -> ResolverCache:

@@ -200,7 +200,7 @@ def framework_dependencies(kb: KnowledgeBase, request: Request, fw: FrameworkCan
 
 def as_set(kb: KnowledgeBase, pool: list) -> frozenset:
     """A pool as a set, made once per pool: {id: (the pool, its set)} (holding the pool keeps its id its own)."""
-    sets = kb.memo("pool-sets", dict)
+    sets = resolver_cache(kb).pool_sets
     entry = sets.get(id(pool))
     if entry is None or entry[0] is not pool:
         entry = sets[id(pool)] = (pool, frozenset(pool))
