@@ -71,6 +71,7 @@ def _shared_search(kb: KnowledgeBase, request: Request, keep, key) -> dict:
     result = searches.get(key)
     if result is None:
         result = searches[key] = solve(kb, request, keep)  # raises where it fails: nothing is kept
+        return result.mapping  # searched for this request: its driver is this request's
     mapping = result.mapping
     if "driver" not in mapping:
         return mapping

@@ -14,7 +14,8 @@ class ResolverCache:
     The framework, Python, CUDA and cuDNN pools the provider remembers answers for are the knowledge base's
     memoized lists (resolve/candidates.py, resolve/pool.py), alive as long as it is, so a pool's id names it."""
 
-    __slots__ = ("passing", "matches", "dependencies", "cudnn_orders", "driver_facts", "pool_sets", "searches")
+    __slots__ = ("passing", "matches", "dependencies", "cudnn_orders", "root_drivers", "driver_facts",
+                 "newest_drivers", "pool_sets", "searches")
 
     def __init__(self) -> None:
         # {(id(pool), requirement key): the candidates of the pool that satisfy it}
@@ -25,8 +26,13 @@ class ResolverCache:
         self.dependencies: dict = {}
         # {(CUDA line, preferred cuDNN, OS, channels): the cuDNN pool in the order to try it}
         self.cudnn_orders: dict = {}
-        # {(build, the driver candidate's versions, what of the request the driver reads): (DriverPin, findings)}
+        # {(installed driver, OS, the GPUs' compute capabilities, own drivers and names): what they ask of the driver}
+        self.root_drivers: dict = {}
+        # {(build, the judged driver versions, what of the request the driver reads): the driver candidate, with the
+        # plan's driver decided}
         self.driver_facts: dict = {}
+        # {the GPUs' compute capabilities: the architecture record of the newest driver that supports them all}
+        self.newest_drivers: dict = {}
         # {id(pool): (the pool, its set)}: the requested builds as the root requirement holds them (holding the pool
         # keeps its id its own)
         self.pool_sets: dict = {}

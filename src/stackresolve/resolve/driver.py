@@ -71,8 +71,14 @@ def wsl_driver_floor(kb: KnowledgeBase, request: Request) -> PlatformMinimum | N
 
 def newest_supported_driver(kb: KnowledgeBase, request: Request):
     """The requested GPUs' architecture record with the oldest last driver branch (rules.newest_supported_driver),
-    or None when none has one."""
-    return rules.newest_supported_driver(kb.arch_support_for(g.cc) for g in request.gpus)
+    or None when none has one. Remembered per set of GPUs: the driver's candidate is made anew each time a driver
+    requirement is added."""
+    newest = resolver_cache(kb).newest_drivers
+    ccs = tuple([g.cc for g in request.gpus])
+    found = newest.get(ccs, newest)  # the table itself marks "not asked yet": None is an answer
+    if found is newest:
+        found = newest[ccs] = rules.newest_supported_driver(kb.arch_support_for(cc) for cc in ccs)
+    return found
 
 
 def raised_minimum(kb: KnowledgeBase, request: Request, minimum: str, source: str) -> tuple[str, str, str, bool]:
@@ -105,8 +111,18 @@ def own_driver_conflicts(kb: KnowledgeBase, request: Request) -> list[Requiremen
 
 
 def root_driver_requirements(kb: KnowledgeBase, request: Request) -> list[Requirement]:
-    """What the request's GPUs and OS ask of the driver, whatever the build (a GPU request only)."""
+    """What the request's GPUs and OS ask of the driver, whatever the build (a GPU request only); made once per
+    installed driver, OS and GPUs (a matrix asks it of every cell)."""
     installed = driver_text(request.driver)
+    table = resolver_cache(kb).root_drivers
+    key = (installed, request.os, tuple([(g.cc, g.driver, g.name) for g in request.gpus]))
+    found = table.get(key)
+    if found is None:
+        found = table[key] = tuple(_root_driver_requirements(kb, request, installed))
+    return list(found)
+
+
+def _root_driver_requirements(kb: KnowledgeBase, request: Request, installed: str | None) -> list[Requirement]:
     reqs: list[Requirement] = []
     for gpu in request.gpus:
         support = kb.arch_support_for(gpu.cc)
@@ -204,10 +220,11 @@ def decide_driver(kb: KnowledgeBase, request: Request, reqs: list[DriverRequirem
     facts = resolver_cache(kb).driver_facts
     key = (build, judged.detected, judged.minimum, installed, request.os,
            tuple([(g.cc, g.driver, g.name) for g in request.gpus]))
-    fact = facts.get(key)
-    if fact is None:
-        fact = facts[key] = driver_fact(kb, request, build, judged)
-    return DriverCandidate(judged.detected, judged.minimum, pin=fact[0], findings=fact[1])
+    decided = facts.get(key)
+    if decided is None:
+        pin, findings = driver_fact(kb, request, build, judged)
+        decided = facts[key] = DriverCandidate(judged.detected, judged.minimum, pin=pin, findings=findings)
+    return decided
 
 
 def driver_fact(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
