@@ -16,7 +16,7 @@ from stackresolve.model.values import ComputeCapability
 from stackresolve.request import Request
 from stackresolve.resolve import resolve
 from stackresolve.resolve.candidates import as_version, support_on
-from stackresolve.resolve.provider import compute_capability_driver_floor, wsl_driver_floor
+from stackresolve.resolve.driver import compute_capability_driver_floor, wsl_driver_floor
 
 
 @record
@@ -153,7 +153,8 @@ def _gpu_signature(facts: tuple, gpu_facts: tuple, own_driver: str | None, floor
 
     The search reads less: whether a cuDNN predates the GPU is only a warning of the stack built (gpu_findings),
     and where floor_free every driver requirement accepts the driver candidate whatever the floor, which then
-    only raises the stack's driver minimum (driver_pin)."""
+    only raises the stack's driver minimum (resolve/driver.decide_driver, which a shared search runs again for
+    each request)."""
     builds, toolkits, cudnn, lowest, _ = facts
     cc, support, floor, floor_version, supported, _ = gpu_facts
     floor_value = floor[0] if floor else None
@@ -213,7 +214,7 @@ def _line_signature(kb: KnowledgeBase, request: Request, line: str, os_name: str
     own_drivers = any(g.driver is not None for g in request.gpus)
     # With no driver named or installed and no last branch that can bind, the driver candidate is the highest
     # minimum and every driver requirement accepts it: a GPUs' floor no higher than every build's own minimum is
-    # then read only by raised_minimum, where it does not raise.
+    # then read only by the driver decision (resolve/driver.py), where it does not raise.
     floor_free = request.driver is None and not any(binds) and not own_drivers
     signatures = [_gpu_signature(facts, f, g.driver, floor_free, b) for g, f, b in zip(request.gpus, gpus, binds)]
     decisions = tuple([decided for decided, _ in signatures])

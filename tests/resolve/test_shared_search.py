@@ -7,6 +7,7 @@ answers)."""
 from stackresolve.flags import Flags, request_from_flags
 from stackresolve.knowledge.loader import load_knowledge
 from stackresolve.resolve import resolve
+from stackresolve.resolve.cache import resolver_cache
 
 
 def _request(kb, gpu: str, tf: str = "2.4"):
@@ -14,11 +15,11 @@ def _request(kb, gpu: str, tf: str = "2.4"):
 
 
 def test_a_shared_search_builds_each_stack_for_its_own_gpu():
-    kb = load_knowledge()  # a knowledge base of its own: the shared searches live in its memos
+    kb = load_knowledge()  # a knowledge base of its own: the shared searches live in its resolver cache
     a100, rtx3090 = _request(kb, "A100"), _request(kb, "RTX 3090")
     first = resolve(kb, a100, with_alternatives=False, same_search="tf 2.4 on linux")
     shared = resolve(kb, rtx3090, with_alternatives=False, same_search="tf 2.4 on linux")
-    assert list(kb.memo("shared-searches", dict)) == ["tf 2.4 on linux"]  # one search, run for the A100
+    assert list(resolver_cache(kb).searches) == ["tf 2.4 on linux"]  # one search, run for the A100
     alone = resolve(kb, rtx3090, with_alternatives=False)  # its own search
     assert shared.stack == alone.stack and shared.findings == alone.findings
     # TensorFlow 2.4 is tested with CUDA 11.0 (TensorFlow's tested-build table); an RTX 3090 (sm_86) needs the

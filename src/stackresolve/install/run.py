@@ -26,13 +26,16 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from stackresolve.detect.runner import CommandNotFound, CommandOutputTooLarge, CommandTimeout
 from stackresolve.install.python import NOT_RUN, FoundPython, download_python, find_python, interpreter
 from stackresolve.install.target import InstallTarget, refuse_pip_first
 from stackresolve.model.record import record
 from stackresolve.request import InputError
+
+if TYPE_CHECKING:
+    from stackresolve.model.enums import Os
 
 MARKER = ".stackresolve-install.json"
 MARKER_SCHEMA = "stackresolve/install-marker@1"

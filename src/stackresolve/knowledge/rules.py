@@ -11,7 +11,7 @@ from typing import Iterable
 
 from packaging.version import InvalidVersion, Version
 
-from stackresolve.knowledge.model import CompiledArch, CudaToolkit, DriverBranch
+from stackresolve.knowledge.model import ArchSupport, CompiledArch, CudaToolkit, DriverBranch, PlatformMinimum
 from stackresolve.model.enums import GpuSupport, Os
 from stackresolve.model.values import ComputeCapability, CudaLine, DriverVersion
 
@@ -285,6 +285,66 @@ def minor_compat_floor(toolkit: CudaToolkit, driver_os: Os, all_native: bool) ->
     It does not cover PTX JIT, so it only counts when the build carries machine code for every GPU."""
     compat = toolkit.compat_driver(driver_os)
     return compat if compat and all_native else ""
+
+
+# -- driver floors: the driver a stack needs (resolve/driver.py decides a stack's driver from these, once) ---------
+ARCH_MATRIX_SOURCE = ("https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-"
+                      "matrix.html (first CUDA toolkit per architecture)")
+
+
+def toolkit_driver(toolkit: CudaToolkit, driver_os: Os) -> str:
+    """A toolkit's own driver minimum; where NVIDIA prints none for this OS (Windows, CUDA 13.x: N/A), the
+    minor-version-compatibility floor it gives for the major (13.x >= 580)."""
+    return toolkit.min_driver(driver_os) or toolkit.compat_driver(driver_os)
+
+
+def planned_driver_minimum(toolkit: CudaToolkit, driver_os: Os, tensorflow: bool, all_native: bool) -> str:
+    """The driver a plan asks for. PyTorch and JAX carry their CUDA runtime in their wheels, and their makers
+    state the minor-version-compatibility floor as the requirement (JAX's install guide: >= 525.60.13 for CUDA 12;
+    PyTorch: a cu128 build runs on 550, pytorch/pytorch#155141), so for a build with machine code for every GPU
+    (`all_native`) that floor is the minimum; otherwise, and for TensorFlow, the toolkit's own minimum."""
+    own = toolkit_driver(toolkit, driver_os)
+    if tensorflow:
+        return own
+    return minor_compat_floor(toolkit, driver_os, all_native) or own
+
+
+def compute_capability_driver_floor(cc: str, support: ArchSupport | None, first: CudaToolkit | None,
+                                    driver_os: Os) -> tuple[str, str, str] | None:
+    """(driver, why, source): the driver of the first CUDA toolkit that targets compute capability `cc` (`first`),
+    not its architecture's first: sm_86 came with CUDA 11.1, a year after Ampere's sm_80 in 11.0, so an RTX 3090
+    needs 11.1's 455.23 / 456.38 (CUDA 11.1 release notes, Table 3; NVIDIA's CUDA Toolkit, Driver and Architecture
+    Matrix). A driver older than that predates the GPU. A lower bound: single boards came later (RTX 3060: R460).
+    None where no toolkit reaches it or NVIDIA prints no driver for it."""
+    name = f"compute capability {cc}" + (f" ({support.architecture.capitalize()})" if support else "")
+    if first is None:
+        return None
+    driver = toolkit_driver(first, driver_os)
+    if not driver:
+        return None
+    return (driver, f"{name} GPUs need a driver that supports them: >= {driver}, the driver of CUDA "
+                    f"{first.version}, the first toolkit for compute capability {cc}",
+            f"{first.source}; {ARCH_MATRIX_SOURCE}")
+
+
+def newest_supported_driver(supports: Iterable[ArchSupport | None]) -> ArchSupport | None:
+    """Of the GPUs' architecture records, the one with the oldest last driver branch (its last_version is the
+    newest driver that still supports every GPU: Kepler, R470, 470.256.02), or None when none has one."""
+    records = [s for s in supports if s is not None and s.last_branch]
+    return min(records, key=lambda s: Version(s.last_version)) if records else None
+
+
+def raised_minimum(minimum: str, source: str, wsl: PlatformMinimum | None,
+                   gpu: tuple[str, str, str] | None) -> tuple[str, str, str, bool]:
+    """A stack's driver minimum raised to the floors that hold whatever the stack: CUDA on WSL2's Windows driver
+    (`wsl`) and the requested GPUs' first driver (`gpu`, compute_capability_driver_floor): (minimum, its source,
+    why where the GPUs' floor decides or "", whether WSL2's floor decides)."""
+    by_wsl, gpu_why = False, ""
+    if wsl and driver_floor_raises(wsl.driver, minimum):
+        minimum, source, by_wsl = wsl.driver, wsl.source, True
+    if gpu and driver_floor_raises(gpu[0], minimum):
+        minimum, source, gpu_why, by_wsl = gpu[0], gpu[2], gpu[1], False
+    return minimum, source, gpu_why, by_wsl
 
 
 # -- library file names --------------------------------------------------------------------------------------

@@ -25,6 +25,9 @@ from stackresolve.resolve.conflicts import (
     nvidia_unfit,
     vendor_alternatives,
 )
+from stackresolve.resolve.cache import resolver_cache
+from stackresolve.resolve.driver import decide_driver, root_driver_requirements
+from stackresolve.resolve.provider import build_dependencies
 from stackresolve.resolve.solve import UNSOLVABLE, resolve_stack, resolve_with_findings, solve
 
 __all__ = ["resolve", "resolve_stack", "resolve_with_findings"]
@@ -53,13 +56,14 @@ def resolve(kb: KnowledgeBase, request: Request, *, keep=None, with_alternatives
         return replace(resolution, alternatives=resolution.alternatives + (Alternative(stack, "the CPU build (no GPU)",
                                                                                        cpu),))
     try:
-        result = solve(kb, request, keep) if same_search is None else _shared_search(kb, request, keep, same_search)
+        mapping = solve(kb, request, keep).mapping if same_search is None else \
+            _shared_search(kb, request, keep, same_search)
     except UNSOLVABLE as exc:
         findings = conflict_findings(kb, request, exc)
         alternatives = find_alternatives(kb, request) if with_alternatives else ()
         return Resolution(request, None, tuple(findings), tuple(alternatives), kb.version, index_data(kb, request),
                           conflict_summary(request, exc))
-    stack, findings = build_stack(kb, request, result.mapping)
+    stack, findings = build_stack(kb, request, mapping)
     alternatives = []
     if with_alternatives:
         if stack.framework.vendor is not Vendor.STOCK:
@@ -71,12 +75,22 @@ def resolve(kb: KnowledgeBase, request: Request, *, keep=None, with_alternatives
     return Resolution(request, stack, tuple(findings), tuple(alternatives), kb.version, index_data(kb, request))
 
 
-def _shared_search(kb: KnowledgeBase, request: Request, keep, key):
-    searches = kb.memo("shared-searches", dict)
+def _shared_search(kb: KnowledgeBase, request: Request, keep, key) -> dict:
+    """The shared search's choices, with the driver decided for this request: the search's driver candidate was
+    made from the first request's GPUs, whose floors may differ (the key vouches only that every driver
+    requirement accepts the same choices)."""
+    searches = resolver_cache(kb).searches
     result = searches.get(key)
     if result is None:
         result = searches[key] = solve(kb, request, keep)  # raises where it fails: nothing is kept
-    return result
+        return result.mapping  # searched for this request: its driver is this request's
+    mapping = result.mapping
+    if "driver" not in mapping:
+        return mapping
+    build = mapping["framework"]
+    reqs = root_driver_requirements(kb, request) + [r for r in build_dependencies(kb, request, build)
+                                                    if r.name == "driver"]
+    return {**mapping, "driver": decide_driver(kb, request, reqs)}
 
 
 def index_data(kb: KnowledgeBase, request: Request | None = None) -> str:

@@ -16,13 +16,10 @@ from stackresolve.knowledge.rules import (
     LIFECYCLE_UNLISTED_SOURCE,
     arch_predates,
     branch_lifecycle,
-    branch_release_needed,
     classify_support,
     cuda_line_fits,
     cudnn_accepts,
     cudnn_rule_text,
-    driver_meets,
-    minor_compat_floor,
     supported_branches,
     toolkit_predates,
     unlisted_gpu_rule,
@@ -30,12 +27,11 @@ from stackresolve.knowledge.rules import (
 )
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
-from stackresolve.model.stack import CudaPin, CudnnPin, DriverPin, FrameworkPin, GpuEntry, GpuPin, PythonPin, Stack
+from stackresolve.model.stack import CudaPin, CudnnPin, FrameworkPin, GpuEntry, GpuPin, PythonPin, Stack
 from stackresolve.model.versionlist import version_span
 from stackresolve.request import Request
 from stackresolve.resolve.candidates import (
     CudnnCandidate,
-    DriverCandidate,
     FrameworkCandidate,
     PythonCandidate,
     as_version,
@@ -43,14 +39,7 @@ from stackresolve.resolve.candidates import (
 )
 from stackresolve.resolve.nvidia import NVIDIA_INDEX, NVIDIA_INDEX_NOTE
 from stackresolve.resolve.pool import requested_framework_candidates
-from stackresolve.resolve.provider import (
-    all_native,
-    newest_supported_driver,
-    nvidia_driver_requirement,
-    planned_driver_minimum,
-    preferred_cudnn,
-    raised_minimum,
-)
+from stackresolve.resolve.provider import preferred_cudnn
 
 # Findings that mean a stack runs, but not natively on the requested GPUs.
 DEGRADED = frozenset({"ptx-jit", "cuda-predates-gpu", "cudnn-predates-gpu", "arch-unknown"})
@@ -101,8 +90,10 @@ def build_stack(kb: KnowledgeBase, request: Request, mapping: dict) -> tuple[Sta
     cuda = kb.memo(("cuda_pin", fw, toolkit), lambda: cuda_pin(fw, toolkit))  # a toolkit is equal only to itself
     cudnn = kb.memo(("cudnn_pin", fw, cudnn_c, request.cudnn, request.os, tuple([g.cc for g in request.gpus])),
                     lambda: cudnn_pin(kb, request, fw, cudnn_c) if cudnn_c is not None else wheel_cudnn_pin(fw))
-    driver, driver_findings = driver_pin(kb, request, fw, toolkit)
-    findings += driver_findings
+    # The driver was decided with the resolver's driver candidate (resolve/driver.decide_driver): read, not redone.
+    resolved_driver = mapping["driver"]
+    driver = resolved_driver.pin
+    findings += resolved_driver.findings
 
     support = worst_support(e.support for e in entries)
     weakest = min(request.gpus, key=lambda g: g.capability) if request.gpus else None
@@ -342,94 +333,6 @@ def _newer_loadable(kb: KnowledgeBase, compiled: str, chosen: str, cuda: str) ->
                      and any(cuda_line_fits(b.cuda, cuda) for b in release.builds))
 
     return kb.memo(("newer_loadable_cudnn", compiled, chosen, cuda), compute)
-
-
-def driver_pin(kb: KnowledgeBase, request: Request, fw: FrameworkCandidate,
-               toolkit: CudaToolkit) -> tuple[DriverPin, list[Finding]]:
-    findings: list[Finding] = []
-    detected = None if request.driver is None else str(request.driver)  # DriverPin keeps the text
-    branches = [int(s.last_branch) for g in request.gpus
-                if (s := kb.arch_support_for(g.cc)) is not None and s.last_branch]
-    max_branch = min(branches) if branches else None
-    if fw.nvidia is not None:
-        build = fw.nvidia
-        req = nvidia_driver_requirement(kb, request, fw)
-        ok = None if detected is None else req.is_satisfied_by(DriverCandidate(as_version(detected), None))
-        pin = DriverPin(build.driver_stated, detected, ok,
-                        req.text.replace(f"{fw.label} (release {build.release}) needs",
-                                         f"release {build.release} needs"), build.source, max_branch=max_branch)
-        if detected is None:
-            findings.append(driver_unknown(build.driver_stated, build.source))
-        return pin, findings
-    # Driver versions are kept as NVIDIA prints them ("535.54.03"); as_version() is only for comparing.
-    minimum = planned_driver_minimum(request, fw, toolkit)
-    source = toolkit.source
-    if not minimum:
-        findings.append(Finding(Severity.WARNING, "driver-minimum-unknown",
-                                f"NVIDIA's table gives no minimum {request.driver_os} driver for CUDA "
-                                f"{toolkit.version}", source=toolkit.source))
-    minimum, source, gpu_why, by_wsl = raised_minimum(kb, request, minimum, source)
-    compat = minor_compat_floor(toolkit, request.driver_os, all_native(request, fw))
-    ok = None
-    newest = newest_supported_driver(kb, request) if detected is None else None
-    if newest is not None and minimum and compat and not gpu_why and \
-            as_version(minimum) > as_version(newest.last_version) >= as_version(compat):
-        # No driver named and the toolkit's own minimum is past the GPUs' last branch: the plan is for that
-        # branch (the provider resolved as if its newest driver were installed), through minor-version
-        # compatibility.
-        findings.append(Finding(
-            Severity.WARNING, "driver-newest-branch",
-            f"No driver was given: {newest.architecture.capitalize()} GPUs are supported up to the "
-            f"R{newest.last_branch} branch ({newest.last_version}), older than CUDA {toolkit.version}'s own minimum "
-            f"{minimum}; this plan is for that branch, through NVIDIA's minor-version compatibility (>= {compat}): "
-            f"{fw.framework.display}'s kernels run (the wheels carry machine code for this GPU); features that "
-            f"need the newer driver, such as PTX JIT, do not.",
-            fix=f"Install the R{newest.last_branch} driver {newest.last_version} (the newest for this GPU).",
-            source=f"{newest.source}; {toolkit.source}"))
-        own_minimum, minimum = minimum, compat
-        why = (f"{newest.architecture.capitalize()} GPUs end with the R{newest.last_branch} driver branch; CUDA "
-               f"{toolkit.version} (own minimum {own_minimum}) runs on it through minor-version compatibility "
-               f"(>= {compat})")
-        return DriverPin(minimum, None, None, why, toolkit.source, compat, max_branch), findings
-    if detected and minimum:
-        meets = driver_meets(detected, minimum)
-        ok = meets or bool(compat and driver_meets(detected, compat) and not gpu_why)
-        needed = branch_release_needed(detected, minimum if meets else compat) if ok else None
-        if needed:
-            findings.append(Finding(
-                Severity.WARNING, "driver-branch-release",
-                f"driver given as the R{detected} branch: this stack needs {needed} or later within it "
-                f"(R{detected} from {needed} on).",
-                fix=f"Check the installed release with `nvidia-smi --query-gpu=driver_version --format=csv,noheader`; "
-                    f"below {needed}, update within the branch.", source=source))
-        if not meets and ok:
-            findings.append(Finding(
-                Severity.WARNING, "driver-minor-compat",
-                f"driver {detected} is older than CUDA {toolkit.version}'s own minimum {minimum} but meets NVIDIA's "
-                f"minor-version-compatibility minimum {compat}: {fw.framework.display}'s kernels run (the wheels carry "
-                f"machine code for this GPU); features that need the newer driver, such as PTX JIT, do not.",
-                fix=f"Upgrade the driver to >= {minimum} to lift the limits.", source=toolkit.source))
-    own = toolkit.min_driver(request.driver_os)
-    if gpu_why:
-        why = gpu_why + f" (CUDA {toolkit.version} alone needs >= {planned_driver_minimum(request, fw, toolkit)})"
-    elif minimum and own and minimum != own and source is toolkit.source:
-        why = (f"{fw.framework.display}'s CUDA {toolkit.version} runtime comes in its wheels: it runs on driver >= "
-               f"{minimum} through NVIDIA's minor-version compatibility (the GPU has machine code in the build; "
-               f"CUDA {toolkit.version}'s own minimum is {own})")
-    else:
-        why = f"CUDA {toolkit.version} needs driver >= {minimum or '(unknown)'} on {request.driver_os}"
-    if by_wsl:
-        why += " (CUDA on WSL2 needs at least this Windows driver)"
-    if detected is None and minimum:
-        findings.append(driver_unknown(minimum, source))
-    below = (not driver_meets(detected, minimum)) if detected and minimum else None
-    return DriverPin(minimum or None, detected, ok, why, source, compat or None, max_branch,
-                     below_own_minimum=below), findings
-
-
-def driver_unknown(minimum: str, source: str) -> Finding:
-    return Finding(Severity.INFO, "driver-unknown", f"No NVIDIA driver was detected or given; this stack needs "
-                   f">= {minimum}.", fix="Check with `nvidia-smi`, or pass --driver VERSION.", source=source)
 
 
 # -- findings -----------------------------------------------------------------------------------------------

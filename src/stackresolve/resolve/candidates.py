@@ -8,6 +8,7 @@ the nested frozen records on every resolver step was most of the resolver's time
 
 from __future__ import annotations
 
+from dataclasses import field
 from functools import cached_property, lru_cache
 from typing import Iterable
 
@@ -26,9 +27,11 @@ from stackresolve.knowledge.model import (
 )
 from stackresolve.knowledge.rules import classify_support, cuda_line_fits
 from stackresolve.model.enums import Delivery, Framework, GpuSupport, Vendor
+from stackresolve.model.finding import Finding
 from stackresolve.model.record import record
+from stackresolve.model.stack import DriverPin
 from stackresolve.model.values import ComputeCapability
-from stackresolve.request import PYTHON_RELEASES
+from stackresolve.request import PYTHON_RELEASES, Request
 
 @lru_cache(maxsize=2048)
 def as_version(text: str) -> Version:
@@ -143,9 +146,14 @@ class CudnnCandidate:
 
 @record
 class DriverCandidate:
-    detected: Version | None  # the installed driver, when known
+    """The driver's one candidate (resolve/driver.decide_driver): the versions the requirements judge, and, once
+    the build is chosen, the plan's driver decided with them (build_stack reads `pin` and `findings`)."""
+
+    detected: Version | None  # the installed driver, when known (a branch: the release inside it needed)
     minimum: Version | None  # otherwise: the lowest driver every requirement accepts
     name: str = "driver"
+    pin: DriverPin | None = field(default=None, compare=False)  # None until a build's driver requirement is met
+    findings: tuple[Finding, ...] = field(default=(), compare=False)
 
 
 @lru_cache(maxsize=1024)
@@ -177,6 +185,12 @@ def support_on(candidate: FrameworkCandidate, gpu: ComputeCapability) -> GpuSupp
     if candidate.cc_min and gpu < ComputeCapability.parse(candidate.cc_min):
         return GpuSupport.UNSUPPORTED
     return classify_support(candidate.arch, gpu)
+
+
+def all_native(request: Request, fw: FrameworkCandidate) -> bool:
+    """Every requested GPU runs the build's machine code (none needs PTX JIT): what minor-version compatibility
+    asks."""
+    return bool(request.gpus) and all(support_on(fw, g.capability) is GpuSupport.NATIVE for g in request.gpus)
 
 
 def cudnn_pool(kb: KnowledgeBase, cuda: str | None) -> list[CudnnCandidate]:

@@ -21,7 +21,6 @@ from stackresolve.resolve.build import DEGRADED
 from stackresolve.resolve.candidates import (
     CudaCandidate,
     CudnnCandidate,
-    DriverCandidate,
     FrameworkCandidate,
     PythonCandidate,
     as_version,
@@ -29,12 +28,13 @@ from stackresolve.resolve.candidates import (
     cudnn_pool,
 )
 from stackresolve.resolve.pool import release_lines, requested_framework_candidates
-from stackresolve.resolve.provider import driver_floor, newest_supported_driver
+from stackresolve.resolve.driver import driver_floor, driver_text, installed_candidate, newest_supported_driver
 from stackresolve.resolve.requirements import (
     CudaSupports,
     CudnnAsked,
     CudnnSupports,
     DriverInstalled,
+    DriverUnstated,
     HasCodeFor,
     LastBranch,
     PythonAsked,
@@ -47,11 +47,16 @@ from stackresolve.resolve.solve import UNSOLVABLE, resolve_with_findings, solve
 # -- conflicts --------------------------------------------------------------------------------------------
 def conflict_causes(request: Request, exc: Exception) -> list:
     """The requirements that really take part in a conflict (resolvelib's causes), leaving out the driver
-    requirements the installed driver meets (they are not a side of it)."""
-    # the resolver's driver candidates are packaging Versions (resolve/candidates.py)
-    installed = DriverCandidate(Version(str(request.driver)), None) if request.driver else None
-    return [info for info in getattr(exc, "causes", ())
-            if not (info.requirement.name == "driver" and installed is not None and info.requirement.is_satisfied_by(installed))]
+    requirements the installed driver meets (they are not a side of it), judged as the resolver judges it
+    (resolve/driver.installed_candidate: a branch, --driver 580, stands for the release inside it they need), and
+    those every driver meets."""
+    causes = getattr(exc, "causes", ())
+    installed = driver_text(request.driver)
+    judged = installed_candidate(installed, [i.requirement for i in causes if i.requirement.name == "driver"]) \
+        if installed else None
+    return [info for info in causes
+            if not (info.requirement.name == "driver" and (isinstance(info.requirement, DriverUnstated) or (
+                judged is not None and info.requirement.is_satisfied_by(judged))))]
 
 
 def conflict_summary(request: Request, exc: Exception) -> tuple[ConflictCause, ...]:

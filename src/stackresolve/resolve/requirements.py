@@ -246,12 +246,13 @@ def driver_at_least(candidate: DriverCandidate, minimum: Version) -> bool:
 
 
 class DriverRequirement(Requirement):
-    """The driver's pool is one candidate, made from the requirements (provider._driver_candidate): nothing to
+    """The driver's pool is one candidate, made from the requirements (resolve/driver.decide_driver): nothing to
     remember per pool."""
 
     __slots__ = ()
     name = "driver"
     minimum: Version | None = None  # the lowest driver it accepts, where it states one
+    build: FrameworkCandidate | None = None  # the build whose CUDA asks it (resolve/driver.driver_dependencies)
 
     def __init__(self, text: str, source: str):
         super().__init__(text, source, None)
@@ -261,10 +262,11 @@ class DriverAtLeast(DriverRequirement):
     """A driver of at least `minimum`; an installed driver of at least `compat` too, where minor-version
     compatibility carries the stack."""
 
-    __slots__ = ("minimum", "compat")
+    __slots__ = ("minimum", "compat", "build")
 
-    def __init__(self, minimum: Version, text: str, source: str, compat: Version | None = None):
-        self.minimum, self.compat = minimum, compat
+    def __init__(self, minimum: Version, text: str, source: str, compat: Version | None = None,
+                 build: FrameworkCandidate | None = None):
+        self.minimum, self.compat, self.build = minimum, compat, build
         super().__init__(text, source)
 
     def is_satisfied_by(self, candidate: DriverCandidate) -> bool:
@@ -276,10 +278,11 @@ class NvidiaBuildDriver(DriverRequirement):
     """NVIDIA's TF 1.15 builds state their own driver floor; its containers run on the forward-compatible
     branches the release notes list, on data-center GPUs."""
 
-    __slots__ = ("minimum", "compat")
+    __slots__ = ("minimum", "compat", "build")
 
-    def __init__(self, minimum: Version, compat: tuple[Version, ...], text: str, source: str):
-        self.minimum, self.compat = minimum, compat
+    def __init__(self, minimum: Version, compat: tuple[Version, ...], text: str, source: str,
+                 build: FrameworkCandidate):
+        self.minimum, self.compat, self.build = minimum, compat, build
         super().__init__(text, source)
 
     def is_satisfied_by(self, candidate: DriverCandidate) -> bool:
@@ -309,6 +312,20 @@ class DriverPredatesGpu(DriverRequirement):
 
     def is_satisfied_by(self, candidate: DriverCandidate) -> bool:
         return False
+
+
+class DriverUnstated(DriverRequirement):
+    """A GPU build whose CUDA has no driver minimum NVIDIA prints for this OS: it asks nothing of the driver, and
+    names the build whose plan says the minimum is unknown. Never a side of a conflict (every driver meets it)."""
+
+    __slots__ = ("build",)
+
+    def __init__(self, build: FrameworkCandidate):
+        self.build = build
+        super().__init__(f"NVIDIA gives no driver minimum for CUDA {build.cuda} here", build.source)
+
+    def is_satisfied_by(self, candidate: DriverCandidate) -> bool:
+        return True
 
 
 class DriverInstalled(DriverRequirement):
