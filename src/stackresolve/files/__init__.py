@@ -1,0 +1,2 @@
+"""Files in and out: bounded reads of what the user names (read) and atomic writes of what we
+produce (write)."""

@@ -1,0 +1,1 @@
+"""The Python package index, read through the simple repository API (simple)."""
