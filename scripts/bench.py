@@ -119,8 +119,8 @@ def probe_seconds() -> float:
 
 def matrix_all(runs: int) -> tuple[float, int]:
     from stackresolve.knowledge.loader import load_knowledge
-    from stackresolve.matrix import build_matrix
-    from stackresolve.flags import Flags, request_from_flags
+    from stackresolve.browse.matrix import build_matrix
+    from stackresolve.request.parse import Flags, request_from_flags
 
     best, cells = float("inf"), 0
     for _ in range(runs):
@@ -211,8 +211,8 @@ def _timed(argv: list[str], env: dict) -> float:
 def install_bench(tool: str, warm_runs: int = 3) -> tuple[list[tuple[str, str, str, str]], list[str]]:
     """From nothing to a verified environment: stackresolve install (uv, pip) against doing it by hand with uv, each
     with a cache of its own (cold: the first run into an empty cache; warm: the median of the next runs)."""
-    from stackresolve.fulllock import uv_binary
-    from stackresolve.index import index_url
+    from stackresolve.lock.full import uv_binary
+    from stackresolve.index.simple import index_url
 
     uv = uv_binary()
     index = index_url(None)
@@ -410,7 +410,7 @@ REFRESH_DEADLINE = 120
 def refresh_bench(tool: str, runs: int = 2) -> tuple[list[tuple[str, str, str, str]], list[str]]:
     """`stackresolve refresh` (every kind, then TF alone) into empty caches, alternately; per kind in-process."""
     from stackresolve.knowledge.refreshed import KINDS
-    from stackresolve.refreshers import refresh
+    from stackresolve.refresh import refresh
 
     all_s, tf_s, codes = [], [], []
     for _ in range(runs):

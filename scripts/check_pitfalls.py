@@ -58,7 +58,7 @@ def _index_host() -> str:
 
     if str(ROOT / "src") not in sys.path:  # works without the project installed
         sys.path.insert(0, str(ROOT / "src"))
-    from stackresolve.index import index_url
+    from stackresolve.index.simple import index_url
 
     return (urlparse(index_url()).hostname or "").lower()
 

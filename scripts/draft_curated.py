@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Draft the curated facts that no machine-readable source holds, for a maintainer to review.
 
-`stackresolve refresh` reads what a machine can read (stackresolve.refreshers). What stays curated lives in prose or
+`stackresolve refresh` reads what a machine can read (stackresolve.refresh). What stays curated lives in prose or
 binaries: TensorFlow's tested builds (tensorflow/docs source.md tables), a toolkit's driver minimum (the CUDA
 release notes' driver table), a GPU's compute capability (NVIDIA's CUDA GPUs page) and the GPU architectures a
 wheel carries (the CUDA fatbins inside it). This script reports what is new upstream since the knowledge base's
@@ -53,7 +53,7 @@ def new_releases(files_by_project: dict, since: str, known: dict[str, set[str]])
     every release they name, or were uploaded after `since`; oldest upload first."""
     from packaging.version import InvalidVersion, Version
 
-    from stackresolve.refreshers.index import finals, first_upload
+    from stackresolve.refresh.index import finals, first_upload
 
     def key(text):
         try:
@@ -249,7 +249,7 @@ def scan_wheel(path: Path, members: str = r".*\.(so(\.\d+)*|pyd|dll)$") -> tuple
 def read_source(where: str, deadline: float) -> str:
     """A file path or an https URL (with the time left before the deadline, at most 60 s)."""
     if re.match(r"https://", where):
-        from stackresolve import index as idx
+        from stackresolve.index import simple as idx
 
         left = max(1.0, min(60.0, deadline - time.monotonic()))
         resp = idx.make_session(retries=2, deadline=deadline).get(where, timeout=(min(10.0, left), left))
@@ -279,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds for the whole run")
     args = ap.parse_args(argv)
 
-    from stackresolve.files import atomic_write
+    from stackresolve.files.write import atomic_write
     from stackresolve.knowledge.loader import read_toml
 
     deadline = time.monotonic() + args.timeout
@@ -293,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     problems: list[str] = []
 
     if not args.offline:
-        from stackresolve.refreshers import Context
+        from stackresolve.refresh import Context
         from concurrent.futures import ThreadPoolExecutor
 
         try:

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Regenerate the shipped constraints/tensorflow_wheels.toml from the package index (stackresolve.refresh does the
+"""Regenerate the shipped constraints/tensorflow_wheels.toml from the package index (stackresolve.refresh.tensorflow_wheels does the
 work; `stackresolve refresh` writes a user's copy instead).
 
     python scripts/update_tf_wheels.py [--index-url URL] [--output PATH]
 
-The index is the one pip would use (see ``stackresolve.index.index_url``). The file is written atomically and only
+The index is the one pip would use (see ``stackresolve.index.simple.index_url``). The file is written atomically and only
 when every wheel on a tracked platform could be classified; otherwise the script exits 1 and names the wheels
-(e.g. a new CPython minor: extend ``stackresolve.index.KNOWN_CPYTHON``).
+(e.g. a new CPython minor: extend ``stackresolve.index.simple.KNOWN_CPYTHON``).
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 try:
-    from stackresolve import index as idx
+    from stackresolve.index import simple as idx
 except ImportError:  # running from a checkout without the package installed
     sys.path.insert(0, str(ROOT / "src"))
-    from stackresolve import index as idx
+    from stackresolve.index import simple as idx
 
-from stackresolve.files import atomic_write
-from stackresolve.refresh import RefreshTimeout, UnclassifiedWheels, fetch_wheels_toml
+from stackresolve.files.write import atomic_write
+from stackresolve.refresh.tensorflow_wheels import RefreshTimeout, UnclassifiedWheels, fetch_wheels_toml
 
 DEFAULT_OUTPUT = ROOT / "constraints" / "tensorflow_wheels.toml"
 

@@ -2,11 +2,11 @@
 """Regenerate constraints/torch_companions.toml: every final torchvision and torchaudio release from the oldest one
 constraints/pytorch.toml pairs with torch, with the CPython versions that have a wheel per platform and the torch
 requirement its wheel declares (Requires-Dist: `==2.5.1`, or a range such as `>=2.11`). The reader is the one
-`stackresolve refresh` runs (stackresolve.refreshers.index.torch_companions).
+`stackresolve refresh` runs (stackresolve.refresh.index.torch_companions).
 
     python scripts/update_torch_companions.py [--index-url URL] [--output PATH] [--timeout SECONDS]
 
-The index is the one pip would use (see ``stackresolve.index.index_url``); the file is written atomically.
+The index is the one pip would use (see ``stackresolve.index.simple.index_url``); the file is written atomically.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ try:
 except ImportError:  # running from a checkout without the package installed
     sys.path.insert(0, str(ROOT / "src"))
 
-from stackresolve.files import atomic_write
-from stackresolve.refreshers import refresh
+from stackresolve.files.write import atomic_write
+from stackresolve.refresh import refresh
 
 DEFAULT_OUTPUT = ROOT / "constraints" / "torch_companions.toml"
 HEADER = ("# torchvision / torchaudio wheels on the package index: CPython versions per platform and the torch "

@@ -36,7 +36,7 @@ proves the lock is complete, since pip then installs nothing the lock does not n
 compares `pip freeze` with the lock (every pinned package installed at its pinned version) and runs `pip check`
 (a dependency the lock left out shows there); the smoke test follows as for a plan.
 
-pip runs with the package index from pip's own configuration (`stackresolve.index.index_url`: PIP_INDEX_URL,
+pip runs with the package index from pip's own configuration (`stackresolve.index.simple.index_url`: PIP_INDEX_URL,
 pip's config files, else pip's default), and with nothing else from this machine's pip settings:
 PIP_CONFIG_FILE is the null device (no config file is read: no machine-wide constraint files, find-links or
 extra indexes), every other PIP_* variable is removed except PIP_CERT / PIP_DEFAULT_TIMEOUT (TLS trust and
@@ -1086,10 +1086,10 @@ def default_cli() -> list[str]:
 
 def index_from_pip() -> str:
     try:
-        from stackresolve.index import index_url
+        from stackresolve.index.simple import index_url
     except ImportError:  # a checkout without the package installed
         sys.path.insert(0, str(ROOT / "src"))
-        from stackresolve.index import index_url
+        from stackresolve.index.simple import index_url
     return index_url()
 
 

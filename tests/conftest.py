@@ -1,9 +1,9 @@
 """Shared pytest configuration: the --network switch, the `cache` fixture, and the schema check of every JSON
 document a test makes the CLI print.
 
-The tests are laid out like the code: tests/<part>/ specifies src/stackresolve/<part> (cli, detect, doctor, emit,
-explain, fleet, index (index.py, refresh.py), install, knowledge, lock (lock.py, fulllock.py, check.py, matrix.py,
-browse.py), model, plan, resolve (with request.py and flags.py)). tests/cross_cutting/ holds what no one part
+The tests are laid out like the code: tests/<part>/ specifies src/stackresolve/<part> (browse (matrix, show), cli,
+detect, doctor, explain, fleet, files, formats (with the lock format), index (with refresh), install, knowledge,
+lock (full locks, check), model, request, resolve). tests/cross_cutting/ holds what no one part
 owns: one answer across every format (coherence, one_answer), hostile input, the import layers, the JSON schemas,
 the README's commands, and plans installed by pip against the real index (network). Shared helpers sit at tests/ (locations,
 plan_reading, schema_check); fixtures under tests/fixtures/ with their provenance."""
@@ -52,7 +52,7 @@ def json_documents_follow_their_schemas(monkeypatch):
     the output functions of the CLI are wrapped, and the test fails with the schema's complaints."""
     import importlib
 
-    from stackresolve import files
+    from stackresolve.files import write as files
 
     cli_app = importlib.import_module("stackresolve.cli.app")  # the module (stackresolve.cli.app is the group)
 

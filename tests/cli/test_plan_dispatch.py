@@ -42,7 +42,7 @@ def test_the_fleet_branch_ends_the_command_with_the_fleet_commands_code(monkeypa
 
 def test_the_fleet_command_returns_its_code_instead_of_raising(capsys):
     from stackresolve.cli.fleet import plan_fleet_command
-    from stackresolve.flags import Flags
+    from stackresolve.request.parse import Flags
 
     code = plan_fleet_command([str(CLUSTER)], Flags(tf="latest"), "json", None, False, None, "fewest",
                               {"--os": None, "--gpu": None, "--gpu-cc": None, "--driver": None, "--arch": None,

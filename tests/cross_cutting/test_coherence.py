@@ -12,11 +12,11 @@ import re
 
 import yaml
 
-from stackresolve.check import FACTS, check_lock
+from stackresolve.lock.check import FACTS, check_lock
 from stackresolve.formats.render import all_plans
-from stackresolve.lock import parse_lock
+from stackresolve.formats.lock_read import parse_lock
 from stackresolve.model.enums import Delivery
-from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request.parse import Flags, request_from_flags
 from stackresolve.resolve import resolve
 
 from plan_reading import python_run_by
@@ -139,7 +139,7 @@ def _powershell_matches(text: str, stack, where: str) -> None:
 
 
 def described_machine(kb, stack, os_name: str, gpu: str, framework: str = "tensorflow"):
-    from stackresolve.detect.model import (CudnnInfo, DriverInfo, FrameworkInfo, GpuInfo, Machine, OSInfo,
+    from stackresolve.model.machine import (CudnnInfo, DriverInfo, FrameworkInfo, GpuInfo, Machine, OSInfo,
                                            PythonInfo, ToolkitInfo)
 
     model = kb.find_gpu(gpu)

@@ -109,7 +109,7 @@ def test_new_releases_are_those_the_curated_files_do_not_name(draft):
     name: 13.4.3, 13.5.0 and cuDNN 9.28.1.4 are new (the issue's measurement of 2026-11-28)."""
     import json
 
-    from stackresolve import index as idx
+    from stackresolve.index import simple as idx
 
     files = {}
     for project in ("cuda-toolkit", "nvidia-cudnn-cu13"):

@@ -3,7 +3,7 @@
 The network tests (`pytest --network`) write each plan with the CLI and hand it to
 `pip install --dry-run --ignore-installed --only-binary=:all: --python-version X.Y --platform TAG ... -r plan`,
 with the machine's pip configuration left out (PIP_CONFIG_FILE=/dev/null: this machine adds local indexes and
-caps torch versions) and the index pip itself would use (stackresolve.index.index_url, no host named here).
+caps torch versions) and the index pip itself would use (stackresolve.index.simple.index_url, no host named here).
 
 pip evaluates environment markers against the interpreter that runs it, not against --platform /
 --python-version (seen here, and in the JAX REPORT's "Cross-platform dry-runs": the torch macOS dry-run pulled
@@ -32,7 +32,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from stackresolve.index import MARKER_ENVIRONMENTS, index_url
+from stackresolve.index.simple import MARKER_ENVIRONMENTS, index_url
 
 network = pytest.mark.network
 

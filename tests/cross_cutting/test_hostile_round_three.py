@@ -139,7 +139,7 @@ def test_only_the_sdists_the_knowledge_base_names_are_built(tmp_path, installer)
     names (pip reads them in order: --only-binary :all: clears the names given before it). Run through the real
     installers: the named sdist is built, an unnamed one is not."""
     from stackresolve.install.run import binary_options
-    from stackresolve.knowledge.model import SourceBuild
+    from stackresolve.knowledge.records import SourceBuild
 
     if installer == "uv" and not uv_available():
         pytest.skip("uv is not installed")
@@ -152,7 +152,7 @@ def test_only_the_sdists_the_knowledge_base_names_are_built(tmp_path, installer)
     python = venv / "bin" / "python"
     named = SourceBuild("termcolor", "1.1.0", ("2.6",), (), "why", "source")
     if installer == "uv":
-        from stackresolve.fulllock import uv_binary
+        from stackresolve.lock.full import uv_binary
 
         base = [uv_binary(), "pip", "install", "--python", str(python), "--no-config"]
     else:
@@ -281,7 +281,7 @@ def test_a_json_lock_that_cannot_be_read_is_one_line(tmp_path, text, said):
 
 
 def test_the_shared_reader_bounds_yaml_too():
-    from stackresolve.inputs import StructuredInputError, parse_structured
+    from stackresolve.files.read import StructuredInputError, parse_structured
 
     laughs = "a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
@@ -322,7 +322,7 @@ def test_a_second_install_into_the_same_folder_is_refused_while_the_first_runs(c
 
 def test_a_planted_link_at_the_lock_path_writes_nothing_through_it(tmp_path):
     from stackresolve.install.run import folder_lock
-    from stackresolve.request import InputError
+    from stackresolve.request.build import InputError
 
     victim = tmp_path / "victim"
     victim.write_text("precious")
@@ -426,8 +426,8 @@ def test_when_nvidias_index_cannot_be_reached_the_alternatives_are_named(kb):
 
 # -- issue 32, 6: the user's own uv settings ---------------------------------------------------------------------
 def test_a_full_lock_keeps_the_users_uv_settings_and_says_what_it_set_aside(kb):
-    from stackresolve.flags import Flags, request_from_flags
-    from stackresolve.fulllock import compile_lock
+    from stackresolve.request.parse import Flags, request_from_flags
+    from stackresolve.lock.full import compile_lock
     from stackresolve.formats import pip_decide as pip_plan
     from stackresolve.resolve import resolve
 

@@ -20,10 +20,10 @@ ROOT = Path(stackresolve.__file__).parent
 # {module path under src/stackresolve: why it still holds frozen dataclasses}. These packages were edited by other
 # changes in the same turn as the conversion (issue 35); convert them once those are merged, and delete the entry.
 FROZEN_DATACLASSES_LEFT: dict[str, str] = {
-    path: "doctor/, explain/ and fleet/model.py were being changed alongside (issue 35 and vendor support)"
+    path: "doctor/, explain/ and fleet/inventory.py were being changed alongside (issue 35 and vendor support)"
     for path in ("doctor/checks.py", "doctor/frameworks.py", "doctor/installed.py", "doctor/report.py",
                  "doctor/target.py", "explain/catalogue.py", "explain/fix.py", "explain/match.py", "explain/plan.py",
-                 "fleet/model.py")
+                 "fleet/inventory.py")
 }
 
 
@@ -62,9 +62,6 @@ def test_the_list_of_frozen_dataclasses_left_is_current():
 # under check`, ...; docs/development.md). LAZY_NOTES_LEFT: the packages whose notes are still to write.
 LAZY_NOTE = re.compile(r"#\s*lazy:\s*\S")
 LAZY_NOTES_LEFT: dict[str, str] = {
-    "plan/": "moved into formats/ by issue 35 item 3 in the same turn: noted after the move",
-    "emit/": "moved into formats/ by issue 35 item 3 in the same turn: noted after the move",
-    "formats/": "the package issue 35 item 3 makes of plan/ and emit/, in the same turn: noted after the move",
 }
 _OPENS = (ast.If, ast.Try, ast.ExceptHandler) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 

@@ -23,10 +23,10 @@ ROOT = Path(stackresolve.__file__).parent
 # {module: the user text it reads}: the modules that make an InputError besides flags.py
 OTHER_USER_TEXT = {
     "stackresolve.lock": "a lock file",
-    "stackresolve.check": "a full lock file (check)",
+    "stackresolve.lock.check": "a full lock file (check)",
     "stackresolve.install.target": "a lock or full lock to install, install's --python",
     "stackresolve.install.run": "install's --venv, --installer, --find-links, --python and --python-exe",
-    "stackresolve.browse": "`show`'s release line",
+    "stackresolve.browse.show": "`show`'s release line",
     "stackresolve.formats": "conda's --env-name",
 }
 # flags.py's functions that never raise: text from a probe or a log becomes None (and why), not bad input
@@ -84,7 +84,7 @@ def _makers_and_catchers() -> tuple[dict[str, int], dict[str, int]]:
 
 def test_input_error_is_made_only_where_user_text_is_read():
     made, _ = _makers_and_catchers()
-    others = sorted(set(made) - {"stackresolve.flags"} - set(OTHER_USER_TEXT))
+    others = sorted(set(made) - {"stackresolve.request.parse"} - set(OTHER_USER_TEXT))
     assert not others, f"InputError made outside the readers of user text: {others}"
     request_building = [m for m in made if m.split(".")[1] in
                         ("request", "resolve", "doctor", "explain", "fleet", "emit", "knowledge", "model", "detect",
@@ -94,17 +94,17 @@ def test_input_error_is_made_only_where_user_text_is_read():
 
 def test_only_the_cli_and_the_readers_catch_input_error():
     _, caught = _makers_and_catchers()
-    wrong = sorted(m for m in caught if not m.startswith("stackresolve.cli.") and m != "stackresolve.flags")
+    wrong = sorted(m for m in caught if not m.startswith("stackresolve.cli.") and m != "stackresolve.request.parse")
     assert not wrong, f"InputError caught below the CLI (build from typed values, or use flags.read_*): {wrong}"
 
 
 def test_below_the_cli_flags_is_used_through_its_readers():
     wrong = {}
     for module, tree in _modules():
-        if module.startswith("stackresolve.cli.") or module == "stackresolve.flags":
+        if module.startswith("stackresolve.cli.") or module == "stackresolve.request.parse":
             continue
         used = {a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                and node.module == "stackresolve.flags" for a in node.names}
+                and node.module == "stackresolve.request.parse" for a in node.names}
         allowed = READERS | RAISING_USES.get(module, (set(), ""))[0]
         if used - allowed:
             wrong[module] = sorted(used - allowed)
@@ -114,6 +114,6 @@ def test_below_the_cli_flags_is_used_through_its_readers():
 def test_the_walk_sees_what_it_checks():
     """flags.py makes and catches InputError and the CLI catches it: a broken walk would pass everything above."""
     made, caught = _makers_and_catchers()
-    assert made.get("stackresolve.flags", 0) >= 15 and "stackresolve.flags" in caught
+    assert made.get("stackresolve.request.parse", 0) >= 15 and "stackresolve.request.parse" in caught
     assert "stackresolve.cli.plan" in caught and "stackresolve.lock" in made
     assert "PythonMismatch" in _input_error_classes()

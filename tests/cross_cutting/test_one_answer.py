@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from stackresolve.cli import app
-from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request.parse import Flags, request_from_flags
 from stackresolve.resolve import resolve
 
 

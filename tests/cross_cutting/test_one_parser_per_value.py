@@ -18,8 +18,8 @@ from stackresolve.cli import app
 from stackresolve.detect import LocalFS, detect_machine
 from stackresolve.detect import gpuchild, kernel, smi
 from stackresolve.detect.runner import CommandNotFound
-from stackresolve.flags import InputError, parse_cc, parse_driver
-from stackresolve.fleet.model import FleetInputError
+from stackresolve.request.parse import InputError, parse_cc, parse_driver
+from stackresolve.fleet.inventory import FleetInputError
 from stackresolve.model.values import ComputeCapability, DriverVersion, ValueTextError
 
 BAD_CC = ["8.12", "banana", "10"]  # a two-digit minor; not a number; a bare number (10.0? sm_10?)
@@ -259,9 +259,9 @@ def test_fleet_errors_are_input_errors():
 # -- sorted by value, not by text ------------------------------------------------------------------------------
 def test_conflict_messages_list_compute_capabilities_by_value(kb):
     # JAX 0.4 has no machine code for both; the alternatives name the GPUs: 8.6 before 10.0 (as text, "10.0" < "8.6")
-    from stackresolve.flags import parse_version_spec
+    from stackresolve.request.parse import parse_version_spec
     from stackresolve.model.enums import Framework, Os
-    from stackresolve.request import RequestInput, build_request, gpu_from_cc
+    from stackresolve.request.build import RequestInput, build_request, gpu_from_cc
     from stackresolve.resolve import resolve
 
     gpus = tuple(gpu_from_cc(kb, ComputeCapability.parse(c), "", "test") for c in ("10.0", "8.6"))
@@ -273,7 +273,7 @@ def test_conflict_messages_list_compute_capabilities_by_value(kb):
 
 def test_a_fleet_groups_machines_by_their_gpus_as_values(kb):
     from stackresolve.fleet.grouping import group_members
-    from stackresolve.fleet.model import GpuFact, Member
+    from stackresolve.fleet.inventory import GpuFact, Member
 
     b200, rtx = GpuFact("NVIDIA B200", ComputeCapability(10, 0)), GpuFact("RTX 3090", ComputeCapability(8, 6))
     one, two = Member("a", "x", gpus=(b200, rtx)), Member("b", "x", gpus=(rtx, b200))

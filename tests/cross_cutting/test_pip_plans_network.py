@@ -17,7 +17,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from stackresolve.index import index_url
+from stackresolve.index.simple import index_url
 
 pytestmark = pytest.mark.network
 

@@ -19,7 +19,7 @@ from detect_helpers import FakeRunner, fixture_text, make_tree
 
 from stackresolve.detect import LocalFS, detect_machine
 from stackresolve.detect import _pyprobe, pyenv
-from stackresolve.detect.model import FrameworkInfo, Machine, OSInfo, PackageInfo
+from stackresolve.model.machine import FrameworkInfo, Machine, OSInfo, PackageInfo
 from stackresolve.detect.render import render_text
 
 

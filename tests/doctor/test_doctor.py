@@ -21,7 +21,7 @@ from stackresolve.detect.libload import probe_libraries
 from stackresolve.detect.runner import CommandTimeout
 from stackresolve.doctor import SCHEMA, diagnose
 from stackresolve.knowledge.rules import cuda_runtime_serves as _cuda_fit, tf_library_names
-from stackresolve.request import InputError
+from stackresolve.request.build import InputError
 import locations
 
 FIXTURES = locations.FIXTURES

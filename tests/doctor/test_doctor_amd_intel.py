@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from stackresolve.detect.model import (
+from stackresolve.model.machine import (
     AmdGpuInfo,
     DeviceAccess,
     FrameworkInfo,

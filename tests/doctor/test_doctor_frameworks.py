@@ -19,7 +19,7 @@ import pytest
 from packaging.version import Version
 
 from stackresolve.detect import _pyprobe, pyenv
-from stackresolve.detect.model import DriverInfo, GpuInfo, Machine, OSInfo
+from stackresolve.model.machine import DriverInfo, GpuInfo, Machine, OSInfo
 from stackresolve.doctor import diagnose
 import locations
 

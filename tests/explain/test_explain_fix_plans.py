@@ -137,7 +137,7 @@ def test_one_framework_flag_at_a_time():
 def test_a_gpu_problem_is_planned_for_a_gpu_on_a_host_without_one(monkeypatch):
     # the log comes from a machine with an NVIDIA GPU; explain may run elsewhere (here: a host detect finds no GPU on)
     from stackresolve.cli import explain as explain_cli
-    from stackresolve.detect.model import Machine, OSInfo
+    from stackresolve.model.machine import Machine, OSInfo
 
     monkeypatch.setattr(explain_cli, "detect_machine",
                         lambda *a, **k: Machine(os=OSInfo("linux", arch="x86_64"), driver=None))

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from stackresolve.cli import app
-from stackresolve.fleet.model import FleetInputError
+from stackresolve.fleet.inventory import FleetInputError
 from stackresolve.fleet.readers import read_document
 
 TABLE = {"1002:74a1": ("AMD Instinct MI300X", "gfx942"), "1002:740c": ("AMD Instinct MI250X", "gfx90a"),

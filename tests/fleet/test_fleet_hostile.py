@@ -102,7 +102,7 @@ def test_regular_files_are_replaced_by_rename_keeping_their_mode(tmp_path):
 
 
 def test_the_folder_writer_takes_plain_names_only(tmp_path):
-    from stackresolve.files import write_into_folder
+    from stackresolve.files.write import write_into_folder
 
     for name in ("../x", "a/b", "..", ""):
         with pytest.raises(ValueError):
@@ -156,12 +156,12 @@ def test_past_the_deadline_the_command_stops_with_one_line_and_writes_nothing(tm
 
 
 def test_the_decision_checks_the_deadline_before_every_resolution(kb):
-    from stackresolve.flags import Flags, parse_flags
+    from stackresolve.request.parse import Flags, parse_flags
     from stackresolve.fleet.decide import FleetTimeout, plan_fleet
     from stackresolve.fleet.grouping import group_members
     from stackresolve.fleet.readers import kb_lookup, read_document
     from stackresolve.model.enums import Os
-    from stackresolve.request import build_request
+    from stackresolve.request.build import build_request
 
     class AfterTicks:
         def __init__(self, ticks):
@@ -258,7 +258,7 @@ def test_fleet_stacks_goes_with_fleet():
 
 
 def test_a_file_someone_else_left_in_the_folder_does_not_pass_on_its_mode(tmp_path):
-    from stackresolve.files import write_into_folder
+    from stackresolve.files.write import write_into_folder
 
     mine = tmp_path / "mine.txt"
     mine.write_text("x")

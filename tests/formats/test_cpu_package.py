@@ -14,7 +14,7 @@ Checked by installing the 2.15 CPU plan with pip into a fresh Python 3.11 venv (
 
 import pytest
 
-from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request.parse import Flags, request_from_flags
 from stackresolve.resolve import resolve
 
 

@@ -28,7 +28,7 @@ from locations import read_constraints, tool
 from stackresolve.formats import apt_decide as apt_plan
 from stackresolve.knowledge.channels import parse_apt
 from stackresolve.resolve import resolve
-from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request.parse import Flags, request_from_flags
 
 
 def render_apt(resolution, kb, **options):

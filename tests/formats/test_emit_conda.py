@@ -20,9 +20,9 @@ from locations import read_constraints
 from plan_reading import requirement_lines
 from stackresolve.formats import conda_decide as conda_plan
 from stackresolve.knowledge.channels import parse_conda
-from stackresolve.request import InputError
+from stackresolve.request.build import InputError
 from stackresolve.resolve import resolve
-from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request.parse import Flags, request_from_flags
 
 
 def render_conda(resolution, kb, **options):

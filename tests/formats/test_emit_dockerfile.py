@@ -25,7 +25,7 @@ from stackresolve.knowledge.fields import KnowledgeError
 from stackresolve.knowledge.install_facts import parse_docker
 from stackresolve.knowledge.loader import constraints_dir, knowledge
 from stackresolve.resolve import resolve
-from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request.parse import Flags, request_from_flags
 
 from plan_reading import base_record, from_image, python_run_by, requirement_lines
 

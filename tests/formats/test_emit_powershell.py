@@ -29,7 +29,7 @@ from stackresolve.knowledge.fields import KnowledgeError
 from stackresolve.knowledge.install_facts import parse_windows
 from stackresolve.knowledge.loader import constraints_dir, knowledge
 from stackresolve.resolve import resolve
-from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request.parse import Flags, request_from_flags
 
 
 def render_powershell(resolution, kb, **options):

@@ -36,7 +36,7 @@ def test_a_line_that_is_not_a_requirement_never_lands_in_a_plan(fmt, line):
     from packaging.requirements import InvalidRequirement
 
     from stackresolve.formats.render import render_plan
-    from stackresolve.flags import Flags, request_from_flags
+    from stackresolve.request.parse import Flags, request_from_flags
     from stackresolve.knowledge.loader import knowledge
     from stackresolve.formats import pip_decide as pip_plan
     from stackresolve.resolve import resolve
@@ -85,10 +85,10 @@ def _check_accepts(line: str) -> bool:
 
 
 def _plan_lines():
-    from stackresolve.flags import Flags, request_from_flags
+    from stackresolve.request.parse import Flags, request_from_flags
     from stackresolve.formats import pip_decide
     from stackresolve.knowledge.loader import knowledge
-    from stackresolve.request import InputError
+    from stackresolve.request.build import InputError
     from stackresolve.resolve import resolve
 
     kb = knowledge()

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from stackresolve.formats.render import render_plan
-from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request.parse import Flags, request_from_flags
 from stackresolve.resolve import resolve
 
 

@@ -16,8 +16,8 @@ from stackresolve.cli import app
 from stackresolve.cli.app import fix_plan_formats, plan_formats
 from stackresolve.formats.render import FormatRefused, plan_set, render_plan
 from stackresolve.formats.registry import BY_NAME, FIX_PLANS, FORMATS, INSTALL_FORMATS, NAMES, decide
-from stackresolve.flags import Flags, request_from_flags
-from stackresolve.request import InputError
+from stackresolve.request.parse import Flags, request_from_flags
+from stackresolve.request.build import InputError
 from stackresolve.resolve import resolve
 
 

@@ -22,7 +22,7 @@ import pytest
 from locations import tool
 from stackresolve.formats.render import FormatRefused, render_plan
 from stackresolve.formats import PlanOptions
-from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request.parse import Flags, request_from_flags
 from stackresolve.resolve import resolve
 
 HADOLINT_IGNORED = ("DL3008", "DL3013")  # see the module docstring

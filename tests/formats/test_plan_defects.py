@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from stackresolve.formats.render import all_plans
-from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request.parse import Flags, request_from_flags
 from stackresolve.resolve import resolve
 
 

@@ -1,4 +1,4 @@
-"""The package-index client (stackresolve.index) and scripts/update_tf_wheels.py.
+"""The package-index client (stackresolve.index.simple) and scripts/update_tf_wheels.py.
 
 Fixtures: tests/fixtures/index/ (real responses captured 2026-11-22; see its README). HTTP behaviour (retries,
 range reads, metadata files) is exercised against a throw-away server on 127.0.0.1; only the test marked
@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from stackresolve.files import atomic_write
+from stackresolve.files.write import atomic_write
 from packaging.version import Version
 
-from stackresolve import index as idx
+from stackresolve.index import simple as idx
 import locations
 
 ROOT = locations.REPO
@@ -44,7 +44,7 @@ def fixture_metadata(filename: str) -> email.message.Message:
 @pytest.fixture(scope="module")
 def script():
     """The index-data builder that scripts/update_tf_wheels.py and `stackresolve refresh` share."""
-    from stackresolve import refresh
+    from stackresolve.refresh import tensorflow_wheels as refresh
 
     return refresh
 

@@ -105,7 +105,7 @@ def test_refresh_against_the_real_index(tmp_path):
     newest cuDNN on the index is known to `plan --cudnn`."""
     from packaging.version import Version
 
-    from stackresolve import index as idx
+    from stackresolve.index import simple as idx
 
     env = {"STACKRESOLVE_CACHE_DIR": str(tmp_path)}
     done = run("refresh", "--index-only", "--timeout", "240", env=env)

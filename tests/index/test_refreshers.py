@@ -11,7 +11,7 @@ import pytest
 import locations
 from test_refresh import fake_index  # noqa: F401 (the fixture)
 
-from stackresolve.refreshers import refresh, vendor
+from stackresolve.refresh import refresh, vendor
 
 VENDOR = locations.FIXTURES / "vendor"
 
@@ -36,7 +36,7 @@ def test_a_cudnn_manifest_gives_its_full_version_and_cuda_majors():
 
 
 def test_a_manifest_of_another_shape_is_broken_not_a_crash():
-    from stackresolve.refreshers import Broken
+    from stackresolve.refresh import Broken
 
     with pytest.raises(Broken):
         vendor.parse_cuda_manifest({"release_label": "13.4.2"})
@@ -59,7 +59,7 @@ def test_a_pytorch_variant_page_lists_the_releases_per_platform():
 
 def _serve(urls: dict[str, str]):
     def fetch(url, timeout):
-        from stackresolve.refreshers import Unreachable
+        from stackresolve.refresh import Unreachable
 
         if url not in urls:
             raise Unreachable(f"{url}: not served")
@@ -244,7 +244,7 @@ INDEX = locations.FIXTURES / "index"
 
 
 def _metadata(name: str):
-    from stackresolve import index as idx
+    from stackresolve.index import simple as idx
 
     return idx._parse_metadata((INDEX / f"{name}.METADATA").read_bytes())
 
@@ -254,7 +254,7 @@ def test_the_pairing_tables_in_apples_descriptions_are_read():
     1.2.0; jax-metal 0.1.1's table has its own row."""
     from packaging.version import Version
 
-    from stackresolve.refreshers import index as readers
+    from stackresolve.refresh import index as readers
 
     table = readers.description_table(_metadata("tensorflow_metal-1.2.0-cp312-cp312-macosx_12_0_arm64.whl"),
                                       "tensorflow-metal")

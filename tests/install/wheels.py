@@ -20,7 +20,7 @@ TF_FOR_PYTHON = {"3.10": "2.15", "3.11": "2.15", "3.12": "2.16", "3.13": "2.20"}
 
 
 def uv_available() -> bool:
-    from stackresolve.fulllock import LockUnavailable, uv_binary
+    from stackresolve.lock.full import LockUnavailable, uv_binary
 
     try:
         uv_binary()

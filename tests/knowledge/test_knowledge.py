@@ -30,7 +30,7 @@ def test_no_index_host_is_written_into_the_data(name):
     # is checked without writing any host name here either.
     from urllib.parse import urlparse
 
-    from stackresolve.index import index_url
+    from stackresolve.index.simple import index_url
 
     host = urlparse(index_url()).hostname
     text = (Path(constraints_dir()) / name).read_text(encoding="utf-8").lower()

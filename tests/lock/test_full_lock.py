@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from stackresolve.check import check_full_lock, parse_full_lock
-from stackresolve.detect.model import Machine, OSInfo, PackageInfo, PythonInfo
-from stackresolve.fulllock import FullLock, LockUnavailable, compile_lock, cuda_wheels
+from stackresolve.lock.check import check_full_lock, parse_full_lock
+from stackresolve.model.machine import Machine, OSInfo, PackageInfo, PythonInfo
+from stackresolve.lock.full import FullLock, LockUnavailable, compile_lock, cuda_wheels
 from stackresolve.formats import pip_decide as pip_plan
-from stackresolve.flags import Flags, request_from_flags
-from stackresolve.request import InputError
+from stackresolve.request.parse import Flags, request_from_flags
+from stackresolve.request.build import InputError
 from stackresolve.resolve import resolve
 
 # What uv prints for tensorflow[and-cuda]==2.15.1 (abridged; the pins are the wheel's own Requires-Dist).
@@ -48,7 +48,7 @@ def test_uv_is_asked_for_the_plans_python_platform_and_hashes(kb, monkeypatch):
         return subprocess.CompletedProcess(argv, 0, "", "")
 
     monkeypatch.setenv("PATH", "/nonexistent")
-    monkeypatch.setattr("stackresolve.fulllock.uv_binary", lambda env=None: "uv")
+    monkeypatch.setattr("stackresolve.lock.full.uv_binary", lambda env=None: "uv")
     lock = compile_lock(pip_for(kb, tf="2.15", os="linux", gpu_cc="8.6"), index="https://index.invalid/simple",
                         runner=runner)
     argv = seen["argv"]
@@ -71,7 +71,7 @@ def test_a_macos_lock_resolves_for_the_plans_macos(kb, monkeypatch):
         Path(argv[argv.index("-o") + 1]).write_text("torch==2.15.0\n")
         return subprocess.CompletedProcess(argv, 0, "", "")
 
-    monkeypatch.setattr("stackresolve.fulllock.uv_binary", lambda env=None: "uv")
+    monkeypatch.setattr("stackresolve.lock.full.uv_binary", lambda env=None: "uv")
     monkeypatch.setenv("MACOSX_DEPLOYMENT_TARGET", "10.9")  # the user's own setting must not leak into the lock
     pip = pip_for(kb, torch="latest", gpu="Apple M2", os="macos", arch="arm64")
     macos = pip.resolution.stack.framework.macos_min
@@ -94,7 +94,7 @@ def test_a_lock_of_nvidias_build_names_nvidias_index_and_looks_past_the_placehol
         Path(argv[argv.index("-o") + 1]).write_text("nvidia-tensorflow==1.15.5+nv21.10\n")
         return subprocess.CompletedProcess(argv, 0, "", "")
 
-    monkeypatch.setattr("stackresolve.fulllock.uv_binary", lambda env=None: "uv")
+    monkeypatch.setattr("stackresolve.lock.full.uv_binary", lambda env=None: "uv")
     pip = pip_for(kb, tf="1.15", os="linux", gpu="RTX 3090", vendor="nvidia")
     assert pip.pre_install == ()
     compile_lock(pip, index="https://index.invalid/simple", runner=runner)

@@ -5,12 +5,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from stackresolve.check import check_lock
-from stackresolve.lock import parse_lock
+from stackresolve.lock.check import check_lock
+from stackresolve.formats.lock_read import parse_lock
 from stackresolve.cli import app
-from stackresolve.request import InputError
+from stackresolve.request.build import InputError
 from stackresolve.resolve import resolve
-from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request.parse import Flags, request_from_flags
 
 
 
@@ -37,7 +37,7 @@ def render_lock(resolution, kb) -> str:
 
 def machine(os="linux", driver=None, gpus=(), python=None, tensorflow=None, cuda=(), cudnn=()):
     """A machine as detection describes it."""
-    from stackresolve.detect.model import (CudnnInfo, DriverInfo, FrameworkInfo, GpuInfo, Machine, OSInfo,
+    from stackresolve.model.machine import (CudnnInfo, DriverInfo, FrameworkInfo, GpuInfo, Machine, OSInfo,
                                            PythonInfo, ToolkitInfo)
 
     return Machine(
@@ -206,7 +206,7 @@ def test_matrix_cells_shared_between_gpus_keep_each_gpus_driver_floor():
     # native in TensorFlow 2.10's wheels, but sm_89 came with CUDA 11.8 (driver >= 520.61.05 on Linux, CUDA 11.8
     # release notes, Table 3) and sm_86 with CUDA 11.1: after the A40's matrix, the L4's must not take its floor.
     from stackresolve.knowledge.loader import load_knowledge
-    from stackresolve.matrix import build_matrix
+    from stackresolve.browse.matrix import build_matrix
 
     kb = load_knowledge()  # its own memos: the cells these two matrices share
     for name in ("A40", "L4"):

@@ -15,9 +15,9 @@ Sources of the expected values:
 
 from packaging.version import Version
 
-from stackresolve.flags import Flags, request_from_flags
-from stackresolve.knowledge.model import ArchSupport
-from stackresolve.matrix import build_matrix
+from stackresolve.request.parse import Flags, request_from_flags
+from stackresolve.knowledge.records import ArchSupport
+from stackresolve.browse.matrix import build_matrix
 from stackresolve.model.enums import Severity
 from stackresolve.resolve import resolve
 from stackresolve.resolve.conflicts import _ranked, reason_rank

@@ -13,7 +13,7 @@ import pytest
 from packaging.version import Version
 
 import stackresolve.resolve.build as build_module
-from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request.parse import Flags, request_from_flags
 from stackresolve.knowledge import rules
 from stackresolve.resolve import resolve
 from stackresolve.resolve.build import build_stack

@@ -23,8 +23,8 @@ from packaging.version import Version
 
 from stackresolve.cli import app
 from stackresolve.resolve import resolve
-from stackresolve.flags import Flags, request_from_flags
-from stackresolve.request import InputError
+from stackresolve.request.parse import Flags, request_from_flags
+from stackresolve.request.build import InputError
 
 
 

@@ -10,7 +10,7 @@ from packaging.version import Version
 from stackresolve.knowledge.rules import classify_support
 from stackresolve.model.values import ComputeCapability
 from stackresolve.resolve import resolve
-from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request.parse import Flags, request_from_flags
 
 
 
@@ -159,7 +159,7 @@ def test_kepler_cannot_use_cuda_12(kb):
 
 
 def test_support_classification():
-    from stackresolve.knowledge.model import CompiledArch
+    from stackresolve.knowledge.records import CompiledArch
 
     arch = CompiledArch(line="x", sass=("3.5", "5.2", "6.0", "7.0"), ptx=("7.0",), source="test")
     assert classify_support(arch, ComputeCapability.parse("6.1")) == "native"  # sm_60 SASS runs on 6.1 (same major, lower minor)
@@ -170,7 +170,7 @@ def test_support_classification():
 
 def detected(gpus=(), findings=()):
     """A machine as detection reports it: Linux x86_64 with these (name, compute capability, probe) GPUs."""
-    from stackresolve.detect.model import GpuInfo, Machine, OSInfo
+    from stackresolve.model.machine import GpuInfo, Machine, OSInfo
 
     return Machine(os=OSInfo(system="linux", arch="x86_64"), driver=None,
                    gpus=tuple(GpuInfo(i, name, cc, None, probe) for i, (name, cc, probe) in enumerate(gpus)),
@@ -229,7 +229,7 @@ def test_minor_version_compatibility_is_not_used_when_the_gpu_needs_ptx_jit(kb):
 
 
 def test_an_unreadable_override_is_bad_input_not_a_cpu_plan(kb):
-    from stackresolve.request import InputError
+    from stackresolve.request.build import InputError
 
     from stackresolve.model.finding import Finding
 

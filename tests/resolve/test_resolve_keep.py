@@ -2,7 +2,7 @@
 with every other rule unchanged, and an impossible resolution carries its conflict as data."""
 
 from stackresolve.knowledge.loader import knowledge
-from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request.parse import Flags, request_from_flags
 from stackresolve.resolve import resolve
 
 

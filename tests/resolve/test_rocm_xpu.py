@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from stackresolve.cli import app
-from stackresolve.detect.model import AmdGpuInfo, IntelGpuInfo, Machine, OSInfo
-from stackresolve.flags import Flags, request_from_flags
-from stackresolve.request import InputError
+from stackresolve.model.machine import AmdGpuInfo, IntelGpuInfo, Machine, OSInfo
+from stackresolve.request.parse import Flags, request_from_flags
+from stackresolve.request.build import InputError
 from stackresolve.resolve import resolve
 
 
@@ -258,7 +258,7 @@ def test_matrix_rows_for_an_amd_gpu():
 
 
 def test_a_machine_with_nvidia_and_amd_gpus_plans_the_nvidia_ones_and_says_so(kb):
-    from stackresolve.detect.model import GpuInfo
+    from stackresolve.model.machine import GpuInfo
 
     machine = _machine(gpus=(GpuInfo(0, "NVIDIA GeForce RTX 3090", "8.6", None, "nvml", "nvml"),),
                        amd_gpus=(AmdGpuInfo(index=0, gfx="gfx1036", source="kfd-topology"),))

@@ -4,7 +4,7 @@ request's stack is still built for its own GPUs; one that fails is not kept. The
 its signatures say their searches cannot differ (tests/lock/test_matrix_sharing.py holds that claim to the
 answers)."""
 
-from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request.parse import Flags, request_from_flags
 from stackresolve.knowledge.loader import load_knowledge
 from stackresolve.resolve import resolve
 from stackresolve.resolve.cache import resolver_cache

@@ -212,8 +212,8 @@ def test_show_bad_input_is_one_line_exit_2(kind, value):
 
 def test_a_detected_gpu_no_table_names_is_planned_by_rule(kb):
     # what detect hands over for a GPU whose name and PCI id no table knows: NVML's compute capability
-    from stackresolve.detect.model import DriverInfo, GpuInfo, Machine, OSInfo
-    from stackresolve.flags import Flags, request_from_flags
+    from stackresolve.model.machine import DriverInfo, GpuInfo, Machine, OSInfo
+    from stackresolve.request.parse import Flags, request_from_flags
     from stackresolve.resolve import resolve
 
     machine = Machine(os=OSInfo(system="linux"), driver=DriverInfo("615.71.09", "13.4", "nvml"),

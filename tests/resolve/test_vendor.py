@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from stackresolve.cli import app
 from stackresolve.resolve import resolve
-from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request.parse import Flags, request_from_flags
 
 
 

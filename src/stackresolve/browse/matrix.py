@@ -13,7 +13,7 @@ from stackresolve.knowledge.rules import arch_predates, toolkit_predates
 from stackresolve.model.enums import Framework, Os, Severity, Vendor
 from stackresolve.model.record import record, replace
 from stackresolve.model.values import ComputeCapability
-from stackresolve.request import Request
+from stackresolve.request.build import Request
 from stackresolve.resolve import resolve
 from stackresolve.resolve.candidates import as_version, support_on
 from stackresolve.resolve.driver import compute_capability_driver_floor, wsl_driver_floor

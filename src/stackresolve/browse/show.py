@@ -7,11 +7,11 @@ import json
 from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase, normalize_gpu_name
-from stackresolve.knowledge.model import WHEEL_PLATFORMS
+from stackresolve.knowledge.records import WHEEL_PLATFORMS
 from stackresolve.model.numbers import parse_version, quoted
 from stackresolve.model.values import ComputeCapability, release_line
 from stackresolve.model.versionlist import version_span
-from stackresolve.request import InputError
+from stackresolve.request.build import InputError
 
 GPU_PACKAGES = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-intel")
 
@@ -336,8 +336,8 @@ def show_cudnn_text(kb: KnowledgeBase, version: str) -> str:
 
 
 def show_driver_data(kb: KnowledgeBase, version: str) -> dict:
-    # lazy: start-up (only this path needs flags, knowledge.rules)
-    from stackresolve.flags import read_driver
+    # lazy: start-up (only this path needs request.parse, knowledge.rules)
+    from stackresolve.request.parse import read_driver
     from stackresolve.knowledge.rules import branch_lifecycle, driver_meets
 
     parsed = read_driver(version.strip())  # the reading --driver and STACKRESOLVE_DRIVER use
@@ -400,7 +400,7 @@ def show_driver_text(kb: KnowledgeBase, version: str) -> str:
 
 def show_gpu_data(kb: KnowledgeBase, query: str) -> dict:
     # lazy: start-up (only this path needs knowledge.rules)
-    from stackresolve.flags import read_cc
+    from stackresolve.request.parse import read_cc
     from stackresolve.knowledge.rules import unlisted_cc_rule
 
     capability = read_cc(query)  # as --gpu-cc reads it
@@ -446,6 +446,7 @@ def show_accelerator_data(kb: KnowledgeBase, query: str) -> dict | None:
     """`show gpu` for an AMD GPU (by name or gfx target) or an Intel GPU (by name), None when neither table knows
     it: the model, the PyTorch builds that run on it (and how their target lists are known), AMD's unofficial
     override where one applies, the ROCm releases AMD lists it in."""
+    # lazy: start-up (only this path needs model.accelerator)
     from stackresolve.model.accelerator import read_gfx
 
     ak = kb.accelerators

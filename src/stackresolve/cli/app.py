@@ -183,8 +183,8 @@ def output(text: str, path: Optional[str], executable: bool = False) -> None:
         return
     if not path.strip():
         fail(f"-o {path!r}: no file named; give a file, or '-' for standard output")
-    # lazy: start-up (a command imports only what it runs: files)
-    from stackresolve.files import write_output
+    # lazy: start-up (a command imports only what it runs: files.write)
+    from stackresolve.files.write import write_output
 
     try:
         write_output(path, text.encode("utf-8"), executable=executable)
@@ -216,10 +216,10 @@ def _silence_stdout() -> None:
 
 
 def read_input(name: str, limit: int, *, what: str, keep_tail: bool = False):
-    """A file the user named (or "-" for standard input) through the one input layer (stackresolve.inputs):
+    """A file the user named (or "-" for standard input) through the one input layer (stackresolve.files.read):
     regular files only, at most `limit` bytes; anything else is one line and exit 2."""
-    # lazy: start-up (a command imports only what it runs: inputs)
-    from stackresolve.inputs import InputTooLarge, NotARegularFile, read_text
+    # lazy: start-up (a command imports only what it runs: files.read)
+    from stackresolve.files.read import InputTooLarge, NotARegularFile, read_text
 
     label = "standard input" if name == "-" else repr(name)
     try:
@@ -337,8 +337,8 @@ class Choice(click.Choice):
         if ctx is not None and ctx.resilient_parsing:  # completing: nothing is printed
             return value
         if self.parse is not None:
-            # lazy: start-up (a command imports only what it runs: request)
-            from stackresolve.request import InputError
+            # lazy: start-up (a command imports only what it runs: request.build)
+            from stackresolve.request.build import InputError
 
             try:
                 self.parse(value)
@@ -355,8 +355,8 @@ def os_choice() -> Choice:
     from stackresolve.model.enums import Os
 
     def parse(value: str):
-        # lazy: start-up (a command imports only what it runs: flags)
-        from stackresolve.flags import parse_os
+        # lazy: start-up (a command imports only what it runs: request.parse)
+        from stackresolve.request.parse import parse_os
 
         return parse_os(value)
 

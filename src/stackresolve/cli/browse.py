@@ -27,10 +27,10 @@ def matrix(
 ) -> None:
     """For every release line of a framework (TensorFlow; --torch, --jax): whether and how it runs on this GPU
     and OS."""
-    # lazy: start-up (a command imports only what it runs: flags, matrix, ...)
-    from stackresolve.flags import Flags, parse_flags
-    from stackresolve.matrix import build_matrix, render_json, render_text
-    from stackresolve.request import InputError, build_request
+    # lazy: start-up (a command imports only what it runs: request.parse, browse.matrix, ...)
+    from stackresolve.request.parse import Flags, parse_flags
+    from stackresolve.browse.matrix import build_matrix, render_json, render_text
+    from stackresolve.request.build import InputError, build_request
 
     kb = knowledge()
     try:  # without --os: linux's table first, and the request is linux's
@@ -51,8 +51,8 @@ def gpus(
                             help="text or json."),
 ) -> None:
     """List the GPU models the knowledge base knows, with compute capability."""
-    # lazy: start-up (a command imports only what it runs: browse)
-    from stackresolve.browse import gpus_json, gpus_text
+    # lazy: start-up (a command imports only what it runs: browse.show)
+    from stackresolve.browse.show import gpus_json, gpus_text
 
     kb = knowledge()
     output(gpus_json(kb, search) if fmt == "json" else gpus_text(kb, search), None)
@@ -69,11 +69,11 @@ def show(
                             help="text or json."),
 ) -> None:
     """Show what the knowledge base says about a release, driver or GPU, with sources."""
-    # lazy: start-up (a command imports only what it runs: browse, request)
+    # lazy: start-up (a command imports only what it runs: browse.show, request.build)
     import json
 
-    from stackresolve import browse
-    from stackresolve.request import InputError
+    from stackresolve.browse import show as browse
+    from stackresolve.request.build import InputError
 
     kb = knowledge()
     try:

@@ -35,11 +35,11 @@ def check(
                             help="text or json."),
 ) -> None:
     """Compare this machine with a lock file: exit 0 when it matches, 1 with the differences."""
-    # lazy: start-up (a command imports only what it runs: check, flags, ...)
-    from stackresolve.check import FACTS, check_lock, render_json, render_text
-    from stackresolve.flags import MachineFlags, apply_flags
-    from stackresolve.lock import parse_lock
-    from stackresolve.request import InputError
+    # lazy: start-up (a command imports only what it runs: lock.check, request.parse, ...)
+    from stackresolve.lock.check import FACTS, check_lock, render_json, render_text
+    from stackresolve.request.parse import MachineFlags, apply_flags
+    from stackresolve.formats.lock_read import parse_lock
+    from stackresolve.request.build import InputError
 
     text = read_input(lock_file, LOCK_LIMIT, what="lock file").text
     if not text.lstrip().startswith(("{", "[", '"')):  # a full lock (plan --format pip --lock): the packages
@@ -72,10 +72,10 @@ def _python_install_would_use(text: str, lock_file: str, python_exe: Optional[st
     # lazy: start-up (a command imports only what it runs: cli.install, detect.runner, ...)
     from stackresolve.cli.install import host
     from stackresolve.detect.runner import SubprocessRunner
-    from stackresolve.fulllock import optional_uv
+    from stackresolve.lock.full import optional_uv
     from stackresolve.install.run import InstallFailed, InstallOptions, PythonMismatch, python_to_use
     from stackresolve.install.target import read_target
-    from stackresolve.request import InputError
+    from stackresolve.request.build import InputError
 
     here = host()
     try:
@@ -95,7 +95,7 @@ def _python_to_be_used(machine, text: str, lock_file: str, python_exe: Optional[
     # lazy: start-up (a command imports only what it runs: detect.model)
     from dataclasses import replace
 
-    from stackresolve.detect.model import PythonInfo
+    from stackresolve.model.machine import PythonInfo
 
     _target, found, missing = _python_install_would_use(text, lock_file, python_exe)
     python = PythonInfo(found.version, found.executable, found.how) if found else None
@@ -110,7 +110,7 @@ def check_full_lock_python(text: str, lock_file: str, python: Optional[str], pyt
         # lazy: start-up (a command imports only what it runs: cli.install, install.target, ...)
         from stackresolve.cli.install import host
         from stackresolve.install.target import read_target
-        from stackresolve.request import InputError
+        from stackresolve.request.build import InputError
 
         try:
             target = read_target(text, lock_file, None, host().os)
@@ -122,8 +122,8 @@ def check_full_lock_python(text: str, lock_file: str, python: Optional[str], pyt
         ok = chosen is not None and chosen.minor == target.pythons[0]
         found = f"{chosen.version} ({chosen.how}: {chosen.executable})" if chosen else missing
     if fmt == "json":
-        # lazy: start-up (a command imports only what it runs: check)
-        from stackresolve.check import CheckResult, Difference, render_json
+        # lazy: start-up (a command imports only what it runs: lock.check)
+        from stackresolve.lock.check import CheckResult, Difference, render_json
 
         differences = () if ok else (Difference("python", target.pythons[0], found, found),)
         output(render_json(CheckResult(differences, (("packages", "--before-install: compared after installing"),))),
@@ -137,9 +137,9 @@ def check_full_lock_python(text: str, lock_file: str, python: Optional[str], pyt
 
 
 def check_packages(text: str, lock_file: str, python_exe: Optional[str], fmt: str) -> None:
-    # lazy: start-up (a command imports only what it runs: check, request)
-    from stackresolve.check import check_full_lock, parse_full_lock, render_json
-    from stackresolve.request import InputError
+    # lazy: start-up (a command imports only what it runs: lock.check, request.build)
+    from stackresolve.lock.check import check_full_lock, parse_full_lock, render_json
+    from stackresolve.request.build import InputError
 
     try:
         pins = parse_full_lock(text, lock_file)

@@ -25,7 +25,7 @@ def doctor(
 
     from stackresolve.detect import Deadline, budget_seconds, probe_libraries
     from stackresolve.doctor import diagnose
-    from stackresolve.request import InputError
+    from stackresolve.request.build import InputError
 
     kb = knowledge()
     # Detection and the library loads share one time budget (STACKRESOLVE_DETECT_TIMEOUT).

@@ -41,13 +41,13 @@ def explain(
     no_detect: bool = typer.Option(False, "--no-detect", help="Do not probe this machine for the fix plan."),
 ) -> None:
     """Turn an error message into its meaning, likely cause and fix (exit 1 when the text is not recognised)."""
-    # lazy: start-up (a command imports only what it runs: explain, flags, ...)
+    # lazy: start-up (a command imports only what it runs: explain, request.parse, ...)
     from stackresolve.explain import (
         NOT_FIXED_BY_A_STACK, NOT_PLANNED_BY_EXPLAIN, FixOverrides, explain_text, fix_request, render_text,
     )
-    from stackresolve.flags import parse_driver, parse_fix_versions, parse_os
+    from stackresolve.request.parse import parse_driver, parse_fix_versions, parse_os
     from stackresolve.knowledge.loader import KnowledgeError, error_knowledge
-    from stackresolve.request import InputError
+    from stackresolve.request.build import InputError
 
     notes: list[str] = []
     if file is not None or text == "-" or text is None:

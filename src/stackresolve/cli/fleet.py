@@ -25,15 +25,15 @@ def plan_fleet_command(sources: list[str], flags, fmt: str, out: Optional[str], 
                        env_name: Optional[str], choice: str, machine_flags: dict[str, object]) -> int:
     """`plan --fleet`: gives the exit code (0, or 1 when no machine of the fleet gets a stack); bad input, a
     deadline passed or a refused format end the command here (fail)."""
-    # lazy: start-up (a command imports only what it runs: flags, fleet.decide, ...)
-    from stackresolve.flags import parse_flags
+    # lazy: start-up (a command imports only what it runs: request.parse, fleet.decide, ...)
+    from stackresolve.request.parse import parse_flags
     from stackresolve.fleet.decide import FleetTimeout, plan_fleet
     from stackresolve.fleet.grouping import group_members
-    from stackresolve.fleet.model import FleetInputError
+    from stackresolve.fleet.inventory import FleetInputError
     from stackresolve.fleet.readers import kb_lookup
     from stackresolve.model.enums import Os
     from stackresolve.formats import PlanOptions
-    from stackresolve.request import InputError, build_request
+    from stackresolve.request.build import InputError, build_request
 
     given = [name for name, value in machine_flags.items() if value]
     if given:
@@ -106,7 +106,7 @@ def fleet_deadline():
 def read_sources(sources: list[str], lookup, vendor_lookup=None) -> list:
     """Every machine of every source: a file, '-', or a folder of detect reports (its *.json files)."""
     # lazy: start-up (a command imports only what it runs: fleet.model, fleet.readers)
-    from stackresolve.fleet.model import FleetInputError
+    from stackresolve.fleet.inventory import FleetInputError
     from stackresolve.fleet.readers import read_document
 
     members, problems = [], []
@@ -131,7 +131,7 @@ def read_sources(sources: list[str], lookup, vendor_lookup=None) -> list:
 
 def render_json(plan, kb, options) -> str:
     """The plan@1 document of the newest stack, with `fleet` added (every stack, group and exclusion)."""
-    # lazy: start-up (a command imports only what it runs: emit, emit.plan_document, ...)
+    # lazy: start-up (a command imports only what it runs: formats.render, formats.json_render, ...)
     import json
 
     from stackresolve.formats.render import all_plans
@@ -158,11 +158,11 @@ FILE_LIKE_SUFFIXES = frozenset({".json", ".txt", ".yml", ".yaml", ".sh", ".ps1",
 def write_directory(folder: Path, plan, kb, fmt: str, options) -> None:
     """-o DIR: the table and the JSON document, and per stack every format (or the one asked for) and, for
     Kubernetes nodes, the nodeAffinity that selects its nodes."""
-    # lazy: start-up (a command imports only what it runs: emit, files, ...)
+    # lazy: start-up (a command imports only what it runs: formats.render, files.write, ...)
     from dataclasses import replace
 
     from stackresolve.formats.render import render_plan
-    from stackresolve.files import write_into_folder
+    from stackresolve.files.write import write_into_folder
     from stackresolve.fleet.render import node_affinity, render_text
     from stackresolve.formats import Refusal
     from stackresolve.formats.registry import decide

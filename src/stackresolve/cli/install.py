@@ -52,12 +52,12 @@ def install(
 ) -> None:
     """Install a lock or a plan into a new virtual environment and prove it works: the framework imports and sees the
     GPU, and check agrees (exit 0 only then)."""
-    # lazy: start-up (a command imports only what it runs: fulllock, install.run, ...)
+    # lazy: start-up (a command imports only what it runs: lock.full, install.run, ...)
     from stackresolve.cli.app import choice
-    from stackresolve.fulllock import optional_uv
+    from stackresolve.lock.full import optional_uv
     from stackresolve.install.run import (INSTALLERS, NETWORK_TIMEOUT, InstallFailed, InstallOptions,
                                           install as run_install, render_text)
-    from stackresolve.request import InputError
+    from stackresolve.request.build import InputError
 
     installer = choice(installer, INSTALLERS, "--installer")
     if not venv.strip():
@@ -115,8 +115,8 @@ def install(
 
 def _planned(kb, tf, torch, jax, gpu, gpu_cc, driver, python, cpu, vendor, no_detect, gpu_gfx=None):
     """Plan flags: resolve as `plan` does; no stack is exit 1 with the plan's own explanation."""
-    # lazy: start-up (a command imports only what it runs: flags, install.target, ...)
-    from stackresolve.flags import Flags, request_from_flags
+    # lazy: start-up (a command imports only what it runs: request.parse, install.target, ...)
+    from stackresolve.request.parse import Flags, request_from_flags
     from stackresolve.install.target import from_resolution, with_knowledge
     from stackresolve.resolve import resolve
 
@@ -150,8 +150,8 @@ def _from_file(kb, name: str, python: Optional[str]):
 def machine_differences(kb, target, lock, machine=None) -> tuple:
     """What `check --before-install` reports for this machine, before anything is made: the lock's GPUs and driver
     (a full lock records only whether it is a GPU stack). The OS and the Python are install's own first steps."""
-    # lazy: start-up (a command imports only what it runs: check)
-    from stackresolve.check import Difference, check_lock
+    # lazy: start-up (a command imports only what it runs: lock.check)
+    from stackresolve.lock.check import Difference, check_lock
 
     machine = machine or detect_machine(gpu_only=True)
     if lock is not None:
@@ -244,9 +244,9 @@ def _checker(kb, target, lock):
     full lock: every pinned package at its version)."""
 
     def run(python_exe: str):
-        # lazy: start-up (a command imports only what it runs: check)
-        from stackresolve.check import FACTS, check_full_lock, check_lock
-        from stackresolve.check import render_text as check_text
+        # lazy: start-up (a command imports only what it runs: lock.check)
+        from stackresolve.lock.check import FACTS, check_full_lock, check_lock
+        from stackresolve.lock.check import render_text as check_text
 
         machine = detect_machine(python_exe=python_exe)
         if lock is None:
@@ -271,8 +271,8 @@ def export(
     from stackresolve.formats.header import one_line
     from stackresolve.install.run import requirements_text
     from stackresolve.install.target import from_lock_document, refuse_pip_first, with_knowledge
-    from stackresolve.lock import parse_lock
-    from stackresolve.request import InputError
+    from stackresolve.formats.lock_read import parse_lock
+    from stackresolve.request.build import InputError
 
     text = read_input(lock_file, LOCK_LIMIT, what="lock file").text
     try:

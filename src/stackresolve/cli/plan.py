@@ -66,10 +66,10 @@ def plan(
 ) -> None:
     """Resolve a consistent stack for a TensorFlow, PyTorch or JAX target and print the plan (exit 1 when none
     exists)."""
-    # lazy: start-up (a command imports only what it runs: flags, plan, ...)
-    from stackresolve.flags import Flags, request_from_flags
+    # lazy: start-up (a command imports only what it runs: request.parse, plan, ...)
+    from stackresolve.request.parse import Flags, request_from_flags
     from stackresolve.formats import PlanOptions, validate_env_name
-    from stackresolve.request import InputError
+    from stackresolve.request.build import InputError
     from stackresolve.resolve import resolve
 
     if full_lock and fmt != "pip":
@@ -110,6 +110,7 @@ def plan(
 
 def environ_gfx() -> Optional[str]:
     """STACKRESOLVE_GPU_GFX: an AMD gfx target for plans that name no GPU (flags.parse_accelerator_flags)."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import os as os_module
 
     return (os_module.environ.get("STACKRESOLVE_GPU_GFX") or "").strip() or None
@@ -119,8 +120,8 @@ def previous_full_lock(out: Optional[str]) -> Optional[str]:
     """The text of the full lock -o is about to replace (one this command wrote: its header says so), else None."""
     if not out or out == "-":
         return None
-    # lazy: start-up (a command imports only what it runs: inputs)
-    from stackresolve.inputs import read_text
+    # lazy: start-up (a command imports only what it runs: files.read)
+    from stackresolve.files.read import read_text
 
     try:
         text = read_text(out, 16 * 1024 * 1024).text
@@ -134,11 +135,11 @@ def emit_full_lock(resolution, kb, fmt: str, index_url: Optional[str], out: Opti
     """The whole transitive set pinned with hashes, resolved by uv for the plan's Python and platform. When -o names
     a full lock written before, uv gets it as its output file and keeps its pins where they still fit (a re-lock),
     unless --upgrade; what of the user's uv settings the lock set aside is said on stderr. Gives the exit code."""
-    # lazy: start-up (a command imports only what it runs: emit.header, fulllock, ...)
+    # lazy: start-up (a command imports only what it runs: formats.header, lock.full, ...)
     import sys
 
     from stackresolve.formats.header import comment_header
-    from stackresolve.fulllock import LockFailed, LockUnavailable, compile_lock
+    from stackresolve.lock.full import LockFailed, LockUnavailable, compile_lock
     from stackresolve.formats import pip_decide as pip_plan
 
     if resolution.stack is None:
@@ -148,10 +149,10 @@ def emit_full_lock(resolution, kb, fmt: str, index_url: Optional[str], out: Opti
         sys.stderr.write(render_plan("text", resolution, kb))
         return Exit.FAILED
     plan = pip_plan.decide(resolution)
-    # lazy: start-up (a command imports only what it runs: fulllock, index)
+    # lazy: start-up (a command imports only what it runs: lock.full, index.simple)
     from stackresolve.cli.app import progress_reporter
-    from stackresolve.fulllock import uv_platform
-    from stackresolve.index import index_url as pip_index
+    from stackresolve.lock.full import uv_platform
+    from stackresolve.index.simple import index_url as pip_index
 
     try:
         platform = uv_platform(resolution.request.os, resolution.request.arch)
@@ -162,8 +163,8 @@ def emit_full_lock(resolution, kb, fmt: str, index_url: Optional[str], out: Opti
         fail(str(exc))
     except LockFailed as exc:
         fail(str(exc), Exit.FAILED)
-    # lazy: start-up (a command imports only what it runs: fulllock)
-    from stackresolve.fulllock import UV_OVERRIDDEN
+    # lazy: start-up (a command imports only what it runs: lock.full)
+    from stackresolve.lock.full import UV_OVERRIDDEN
 
     for name in lock.overridden:
         sys.stderr.write(f"stackresolve: note: {name} set aside for the lock: {UV_OVERRIDDEN[name]} (your other uv "

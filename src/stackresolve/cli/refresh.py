@@ -19,12 +19,12 @@ def refresh(
 ) -> None:
     """Re-read every kind of data a machine can read into the user cache, each with its own date (used while not
     older than shipped)."""
-    # lazy: start-up (a command imports only what it runs: files, knowledge.refreshed, ...)
+    # lazy: start-up (a command imports only what it runs: files.write, knowledge.refreshed, ...)
     import difflib
 
-    from stackresolve.files import atomic_write_bytes
+    from stackresolve.files.write import atomic_write_bytes
     from stackresolve.knowledge.refreshed import KINDS, cache_path
-    from stackresolve.refreshers import refresh as run
+    from stackresolve.refresh import refresh as run
 
     names = [k.name for k in KINDS]
     for wanted in kind or ():

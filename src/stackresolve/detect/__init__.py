@@ -60,7 +60,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .fs import LocalFS
     from .libload import probe_libraries
     from .machine import detect_machine
-    from .model import (SCHEMA, CudnnInfo, DriverInfo, Finding, FrameworkInfo, GpuInfo, Machine, OSInfo,
+    from stackresolve.model.machine import (SCHEMA, CudnnInfo, DriverInfo, Finding, FrameworkInfo, GpuInfo, Machine, OSInfo,
                         PackageInfo, ProbeRecord, PythonInfo, ToolkitInfo)
     from .render import render_text
     from .runner import (BudgetedRunner, CommandNotFound, CommandOutputTooLarge, CommandTimeout, Deadline,

@@ -27,7 +27,7 @@ import re
 import time
 from typing import Callable
 
-from .model import AmdGpuInfo, DeviceAccess, Finding, ProbeRecord, RocmInfo
+from stackresolve.model.machine import AmdGpuInfo, DeviceAccess, Finding, ProbeRecord, RocmInfo
 from .runner import CommandNotFound, CommandTimeout
 
 KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
@@ -146,6 +146,7 @@ def probe_gpus(fs, env, system: str, run, rocm: RocmInfo | None, records: list, 
                                pci_id=pci_id) for i, (gfx, pci_id) in enumerate(agents)]
     else:
         _record(records, "kfd-topology", "absent", KFD_NODES + " not readable", t0)
+    # lazy: start-up (only this path needs detect.paths)
     from . import paths
 
     extra = [rocm.path.rstrip("/") + "/bin"] if rocm is not None and rocm.path else []

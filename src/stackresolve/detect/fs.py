@@ -110,6 +110,7 @@ class LocalFS:
         """The name of the group owning `path` ("render", "video"); None when unknown (or not on POSIX)."""
         try:
             gid = os.stat(self._map(path)).st_gid
+            # lazy: start-up (grp, only this path)
             import grp
 
             return grp.getgrgid(gid).gr_name

@@ -16,7 +16,7 @@ import re
 import time
 
 from .amd import PciName, _name
-from .model import Finding, IntelGpuInfo, ProbeRecord
+from stackresolve.model.machine import Finding, IntelGpuInfo, ProbeRecord
 
 INTEL_VENDOR = 0x8086
 SYSFS_DEVICES = "/sys/bus/pci/devices"
@@ -69,6 +69,7 @@ def scan_pci(fs, pci_name: PciName | None = None) -> list[IntelGpuInfo] | None:
 
 def find_level_zero(fs, env) -> str | None:
     """Where libze_loader.so.1 is: its path (from the ld.so cache or a library folder), None when not found."""
+    # lazy: start-up (only this path needs detect.gpuchild)
     from .gpuchild import LINUX_LIB_DIRS
 
     cache = fs.read_bytes("/etc/ld.so.cache")

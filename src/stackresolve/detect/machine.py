@@ -35,7 +35,7 @@ from stackresolve.model.values import ComputeCapability, DriverVersion
 
 from . import gpuchild, kernel, paths, smi
 from .fs import LocalFS
-from .model import DriverInfo, Finding, GpuInfo, Machine, ProbeRecord
+from stackresolve.model.machine import DriverInfo, Finding, GpuInfo, Machine, ProbeRecord
 from .osinfo import normalize_system, probe_os
 from .runner import (BudgetedRunner, BudgetSpent, CommandNotFound, CommandOutputTooLarge,
                      CommandTimeout, Deadline, SubprocessRunner, budget_seconds)
@@ -600,6 +600,7 @@ def _probe_amd_intel(fs, env, os_info, run, records: list, findings: list, vendo
     Machine fields they fill. Native Linux only (WSL2 has neither KFD nor the Intel PCI functions)."""
     if os_info.system != "linux" or os_info.wsl:
         return {}
+    # lazy: start-up (only this path needs detect.amd, detect.intel)
     from . import amd, intel
 
     out: dict = {}
@@ -669,7 +670,7 @@ def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None
         _record(records, "os", "ok", f"{os_info.system} {os_info.distro or ''} {os_info.release or ''}".strip(), t0)
     except Exception as exc:  # pragma: no cover - defensive
         # lazy: no start-up gain (already loaded by then); kept beside its use
-        from .model import OSInfo
+        from stackresolve.model.machine import OSInfo
 
         os_info = OSInfo(system=system or "unknown", source="failed")
         _record(records, "os", "failed", repr(exc), t0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 import re
 
-from .model import OSInfo
+from stackresolve.model.machine import OSInfo
 
 _ARCH = {"amd64": "x86_64", "x86_64": "x86_64", "x64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64",
          "i386": "x86", "i686": "x86", "x86": "x86", "ppc64le": "ppc64le", "s390x": "s390x"}

@@ -9,7 +9,7 @@ import re
 import sys
 import time
 
-from .model import Finding, FrameworkInfo, PackageInfo, ProbeRecord, PythonInfo
+from stackresolve.model.machine import Finding, FrameworkInfo, PackageInfo, ProbeRecord, PythonInfo
 from .runner import CommandNotFound, CommandTimeout
 
 PYTHON_PROBE_TIMEOUT = 15.0

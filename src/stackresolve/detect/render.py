@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import FrameworkInfo, Machine
+from stackresolve.model.machine import FrameworkInfo, Machine
 
 
 def _row(label: str, text: str, source: str | None) -> str:

@@ -10,7 +10,7 @@ import time
 from stackresolve.model.values import major_minor
 
 from . import paths
-from .model import CudnnInfo, Finding, ProbeRecord, ToolkitInfo
+from stackresolve.model.machine import CudnnInfo, Finding, ProbeRecord, ToolkitInfo
 from .runner import CommandNotFound, CommandTimeout
 
 NVCC_TIMEOUT = 3.0

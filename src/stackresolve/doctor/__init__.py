@@ -36,7 +36,7 @@ def diagnose(machine, kb: KnowledgeBase, *, tf: str | None = None,
     """Check a detected machine against what its installed TensorFlow (or `tf`) needs, and its installed PyTorch
     and JAX against its GPUs and driver.
 
-    Raises stackresolve.request.InputError for a bad `tf` (the CLI prints it and exits 2)."""
+    Raises stackresolve.request.build.InputError for a bad `tf` (the CLI prints it and exits 2)."""
     findings = checks.carried_detection_findings(machine, kb)
     carried = {f.code for f in findings}  # a probe's own finding of the same problem wins
     findings += [f for f in check_amd_intel(machine, lambda: kb.accelerators) if f.code not in carried]

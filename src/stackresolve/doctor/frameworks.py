@@ -15,15 +15,15 @@ from packaging.version import InvalidVersion, Version
 
 from stackresolve.doctor.installed import resolve_installed
 from stackresolve.doctor.machine import gpu_cc, gpu_label, os_of, unknown_cc_finding
-from stackresolve.flags import override_problem, read_python, read_version
+from stackresolve.request.parse import override_problem, read_python, read_version
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.knowledge.model import CompiledArch
+from stackresolve.knowledge.records import CompiledArch
 from stackresolve.knowledge.rules import classify_support
 from stackresolve.model.enums import Framework, GpuSupport, Os, Severity
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Resolution
 from stackresolve.model.values import ComputeCapability, major_minor
-from stackresolve.request import Request, RequestInput, build_request, machine_arch
+from stackresolve.request.build import Request, RequestInput, build_request, machine_arch
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
 PLAN_FORMATS = "pip|apt|conda|powershell"
@@ -106,7 +106,7 @@ class FrameworkCheck:
         stack = self.resolution.stack if self.resolution else None
         plan = None
         if stack is not None:
-            # lazy: start-up (only this path needs formats.script, plan.pip)
+            # lazy: start-up (only this path needs formats.script, formats.pip_decide)
             from stackresolve.formats.script import requirement_lines
             from stackresolve.formats.pip_decide import decide
 
@@ -249,7 +249,7 @@ def _pip_command(kb: KnowledgeBase, resolution: Resolution, check_version: str, 
     """`pip install` of the plan's lines with its index option; first the uninstall pip needs: an installed
     torch 2.8.0 satisfies `torch==2.8.0` whatever index pip is given, and a JAX CUDA plugin stays loaded by a
     CPU-only jax."""
-    # lazy: start-up (only this path needs formats.script, plan.pip)
+    # lazy: start-up (only this path needs formats.script, formats.pip_decide)
     from stackresolve.formats.script import requirement_lines
     from stackresolve.formats.pip_decide import decide
 

@@ -10,7 +10,7 @@ from typing import Callable
 
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.model.stack import ConflictCause, Resolution
-from stackresolve.request import Request
+from stackresolve.request.build import Request
 
 Conflict = ConflictCause  # doctor's name for one side of a conflict
 

@@ -7,7 +7,7 @@ from stackresolve.detect.paths import pathmod
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.model.enums import Os, Severity
 from stackresolve.model.finding import Finding
-from stackresolve.request import machine_os
+from stackresolve.request.build import machine_os
 
 
 def os_of(machine) -> Os:

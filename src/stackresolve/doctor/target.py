@@ -11,12 +11,12 @@ from stackresolve.doctor.machine import installed_tensorflow, os_of, system_of
 from stackresolve.doctor.report import Target
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.rules import cuda_runtime_serves, tf_library_names
-from stackresolve.flags import read_python, read_version, reject_bad_overrides, validate_version
+from stackresolve.request.parse import read_python, read_version, reject_bad_overrides, validate_version
 from stackresolve.model.enums import Delivery, Framework, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Resolution, Stack
 from stackresolve.model.values import major_minor
-from stackresolve.request import RequestInput, build_request, machine_arch
+from stackresolve.request.build import RequestInput, build_request, machine_arch
 from stackresolve.resolve import resolve
 
 

@@ -18,11 +18,11 @@ from packaging.version import Version
 from stackresolve.explain.fix import GPU_CATEGORIES, FixRequest
 
 if TYPE_CHECKING:  # pragma: no cover
-    from stackresolve.detect.model import Machine
+    from stackresolve.model.machine import Machine
     from stackresolve.knowledge.base import KnowledgeBase
     from stackresolve.model.enums import Os
     from stackresolve.model.stack import Resolution
-    from stackresolve.request import GpuTarget, Request
+    from stackresolve.request.build import GpuTarget, Request
 
 
 @dataclass(frozen=True)
@@ -40,10 +40,10 @@ def fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None",
     """The fix plan of an explained error. The machine is the one the log comes from: its OS, GPU and driver as
     the log shows them, else as detected here (a log that shows a GPU problem is planned for a GPU even where
     this machine has none)."""
-    # lazy: start-up (only this path needs flags, request)
-    from stackresolve.flags import read_os
+    # lazy: start-up (only this path needs request.parse, request.build)
+    from stackresolve.request.parse import read_os
     from stackresolve.model.enums import Os
-    from stackresolve.request import machine_os
+    from stackresolve.request.build import machine_os
 
     needs_gpu = category in (*GPU_CATEGORIES, "cpu-only-build") and category != "no-gpu-detected"
     if machine is not None and not machine.gpus and needs_gpu:
@@ -58,10 +58,10 @@ def fix_plan(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | None",
 def log_gpus(kb: "KnowledgeBase", fix: FixRequest) -> tuple["GpuTarget", ...]:
     """The GPU the log shows, as a typed target: its compute capability where the log prints one (what a
     no-kernel-image error is about), else its model where the knowledge base knows the name; none otherwise."""
-    # lazy: start-up (only this path needs request)
-    from stackresolve.flags import read_cc
+    # lazy: start-up (only this path needs request.build)
+    from stackresolve.request.parse import read_cc
     from stackresolve.model.values import ComputeCapability
-    from stackresolve.request import GpuTarget, gpu_from_cc
+    from stackresolve.request.build import GpuTarget, gpu_from_cc
 
     cc = read_cc(fix.compute_capability)  # the log's text, read as --gpu-cc reads it
     if cc is not None:
@@ -79,10 +79,10 @@ def fix_request_for(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | No
     machine fills what the log leaves out, as `plan` does. `version` is one the knowledge base knows
     (`plannable`); what the log shows is read by the flags' parsers, and a Python, driver or OS they do not read
     is left to the machine."""
-    # lazy: start-up (only this path needs flags, request)
-    from stackresolve.flags import read_driver, read_python, read_version
+    # lazy: start-up (only this path needs request.parse, request.build)
+    from stackresolve.request.parse import read_driver, read_python, read_version
     from stackresolve.model.enums import Framework
-    from stackresolve.request import RequestInput, build_request
+    from stackresolve.request.build import RequestInput, build_request
 
     framework = Framework(fix.framework) if fix.framework in ("pytorch", "jax") else Framework.TENSORFLOW
     driver = fix.driver or (driver_for_cuda(kb, fix.driver_cuda, os_name) if fix.driver_cuda else None)
@@ -102,8 +102,8 @@ def fix_request_for(kb: "KnowledgeBase", fix: FixRequest, machine: "Machine | No
 
 def plannable(kb: "KnowledgeBase", framework, version: str) -> bool:
     """Whether the knowledge base has a release of `framework` that `version` names ("latest" always)."""
-    # lazy: start-up (only this path needs flags)
-    from stackresolve.flags import read_version
+    # lazy: start-up (only this path needs request.parse)
+    from stackresolve.request.parse import read_version
 
     if version == "latest":
         return True

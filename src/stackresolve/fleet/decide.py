@@ -25,12 +25,12 @@ from functools import cached_property
 
 from packaging.version import Version
 
-from stackresolve.fleet.model import Group
+from stackresolve.fleet.inventory import Group
 from stackresolve.knowledge.rules import driver_order
 from stackresolve.model.enums import GpuSupport, Severity
 from stackresolve.model.record import record
 from stackresolve.model.stack import Resolution, Stack
-from stackresolve.request import Request, gpu_from_cc
+from stackresolve.request.build import Request, gpu_from_cc
 
 NO_GPU = "no NVIDIA GPU: pass --allow-cpu to plan the CPU build for it"
 

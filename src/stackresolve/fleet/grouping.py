@@ -3,7 +3,7 @@ capabilities, driver) form one group, named after its node pool where every memb
 
 from __future__ import annotations
 
-from stackresolve.fleet.model import FleetInputError, Group, Member
+from stackresolve.fleet.inventory import FleetInputError, Group, Member
 
 
 def group_members(members: list[Member]) -> list[Group]:

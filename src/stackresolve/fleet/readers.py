@@ -47,8 +47,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from stackresolve.fleet.model import FleetInputError, GpuFact, Member
-from stackresolve.inputs import StructuredInputError, parse_structured
+from stackresolve.fleet.inventory import FleetInputError, GpuFact, Member
+from stackresolve.files.read import StructuredInputError, parse_structured
 from stackresolve.model.enums import Arch, Os
 from stackresolve.model.values import ComputeCapability, DriverVersion, ValueTextError
 

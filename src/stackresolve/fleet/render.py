@@ -4,7 +4,7 @@ stack. Pure: they render what decide.py decided."""
 from __future__ import annotations
 
 from stackresolve.fleet.decide import NEWEST, FleetPlan, FleetStack, stack_key
-from stackresolve.fleet.model import Group, Member
+from stackresolve.fleet.inventory import Group, Member
 from stackresolve.fleet.readers import GFD
 
 SHOWN_MEMBERS = 3

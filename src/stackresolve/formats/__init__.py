@@ -30,9 +30,10 @@ class Refusal:
 def validate_env_name(name: str) -> str:
     """--env-name: letters, digits, '-', '_' and '.' only (it becomes a directory name under conda's envs), the
     first a letter, digit or '_' (`conda activate -n` would read a leading '-' as an option)."""
+    # lazy: start-up (only this path needs request.build)
     import re
 
-    from stackresolve.request import InputError
+    from stackresolve.request.build import InputError
 
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name):
         raise InputError(f"--env-name {name!r}: use letters, digits, '-', '_' and '.' only, starting with a letter, "
@@ -51,6 +52,7 @@ class PlanOptions:
 def import_check_code(stack) -> str:
     """One line of Python that exits 0 only when the framework imports (and, for GPU stacks, sees the GPU): the
     check every install plan ends with."""
+    # lazy: start-up (packaging.version, only this path)
     from packaging.version import Version
 
     from stackresolve.model.enums import Framework, GpuSupport
@@ -82,6 +84,7 @@ def import_check_code(stack) -> str:
 
 def environment_name(stack) -> str:
     """The name plans give the environment, image or venv: "tf-2.15.1", "torch-2.5.1-cu124", "jax-0.4.35"."""
+    # lazy: start-up (only this path needs model.enums)
     from stackresolve.model.enums import Framework
 
     fw = stack.framework

@@ -9,6 +9,7 @@ from stackresolve.formats.conda_decide import CondaPlan
 
 
 def render(plan) -> str:
+    # lazy: start-up (PyYAML ~10 ms)
     import yaml  # lazily: only this format needs PyYAML
 
     plan: CondaPlan

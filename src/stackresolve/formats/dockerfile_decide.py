@@ -104,6 +104,7 @@ def key_step(kb, ubuntu: str, apt_key: str) -> KeyStep | None:
     """The step that makes `apt-get update` work on an image that may trust only NVIDIA's retired key."""
     if apt_key == "current":
         return None
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from stackresolve.formats.apt_decide import choose_keyring, ubuntu_distro
 
     apt = getattr(kb, "apt", None)
@@ -185,6 +186,7 @@ def choose_base(resolution: Resolution, kb) -> tuple[Base, tuple[str, ...]] | No
             f"only Python (the NVIDIA Container Toolkit maps the host driver in)")
         source = PYTHON_IMAGE_SOURCE
         if stack.gpu.vendor == "amd":  # resolve/rocm.py: the wheel brings ROCm; the devices come at run time
+            # lazy: start-up (only this path needs resolve.rocm)
             from stackresolve.resolve.rocm import ROCM_IMAGE_SOURCE, ROCM_IMAGE_WHY
 
             why, source = ROCM_IMAGE_WHY, f"{PYTHON_IMAGE_SOURCE}; {ROCM_IMAGE_SOURCE}"

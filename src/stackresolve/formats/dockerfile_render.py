@@ -15,6 +15,7 @@ ROCM_RUN_FLAGS = "--device=/dev/kfd --device=/dev/dri --group-add video "
 
 def _run_pip(python: str, pip) -> str:
     """pip itself upgraded, then the plan's lines (after its index options, if any)."""
+    # lazy: start-up (only this path needs formats.pip_render)
     from stackresolve.formats.pip_render import pip_upgrade
 
     quoted = " \\\n        ".join(shlex.quote(line) for line in (*pip.index_args, *requirement_lines(pip)))

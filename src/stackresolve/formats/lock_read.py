@@ -14,7 +14,7 @@ from stackresolve.model.enums import Delivery, Os
 from stackresolve.model.numbers import parse_version, quoted
 from stackresolve.model.values import ComputeCapability, DriverVersion, ValueTextError
 from stackresolve.model.record import record
-from stackresolve.request import InputError
+from stackresolve.request.build import InputError
 
 SCHEMA = "stackresolve/lock@1"  # what formats/lock_render.py writes and parse_lock reads
 
@@ -122,8 +122,8 @@ _KIND_NAMES = {str: "a string", dict: "an object", list: "a list", bool: "true o
 def parse_lock(text: str, name: str) -> LockedStack:
     """A lock file's text -> LockedStack; InputError (one line, naming the field and the file) when it is not a
     stackresolve lock or is damaged."""
-    # lazy: start-up (only this path needs inputs)
-    from stackresolve.inputs import StructuredInputError, parse_structured
+    # lazy: start-up (only this path needs files.read)
+    from stackresolve.files.read import StructuredInputError, parse_structured
 
     try:
         doc = parse_structured(text, name, "JSON")
@@ -151,6 +151,7 @@ def parse_lock(text: str, name: str) -> LockedStack:
         r.fail("check.accelerator.vendor", "must be amd or intel")
     compiled_gfx = tuple(r.get(accel, "compiled_gfx", "check.accelerator", list, optional=True) or ())
     targets = tuple(r.get(accel, "targets", "check.accelerator", list, optional=True) or ())
+    # lazy: start-up (only this path needs model.accelerator)
     from stackresolve.model.accelerator import read_gfx
 
     if any(not isinstance(t, str) or read_gfx(t) != t for t in compiled_gfx + targets):

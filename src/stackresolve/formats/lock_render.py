@@ -15,7 +15,7 @@ import json
 from stackresolve import __version__
 from stackresolve.formats.pip_decide import PipPlan
 from stackresolve.formats.script import requirement_lines
-from stackresolve.lock import SCHEMA
+from stackresolve.formats.lock_read import SCHEMA
 from stackresolve.model.stack import Resolution
 
 

@@ -26,6 +26,7 @@ def check_requirement(line: str) -> None:
     (markers, tags, logging, sysconfig): `plan --format json` renders every format's pip lines."""
     plain = re.fullmatch(_PLAIN_REQUIREMENT, line)
     if plain is not None:
+        # lazy: start-up (packaging.specifiers, only this path)
         from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
         try:
@@ -65,6 +66,7 @@ def wrapped_comment(text: str, prefix: str = "# ", width: int = COMMENT_WIDTH) -
     """Prose as `# ` comment lines of at most `width` characters, broken between words only (a URL or a command
     stays whole, so a line may exceed the width by one long word); control characters made spaces first. The
     lines continue without an indent: `#   ` starts a command in a plan (scripts/verify_plans.py reads them)."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import textwrap
 
     lines = textwrap.wrap(one_line(text).strip(), width=width, initial_indent=prefix, subsequent_indent=prefix,

@@ -93,6 +93,7 @@ def render_stack(stack: Stack, sources: SourceList, indent: str = "  ") -> list[
 
 
 def alternatives_heading(resolution: Resolution) -> str:
+    # lazy: start-up (only this path needs resolve.conflicts)
     from stackresolve.resolve.conflicts import degraded
 
     if resolution.stack is None:
@@ -132,6 +133,7 @@ def render(plan: TextPlan) -> str:
         out.append("")
     if resolution.stack:
         if not command:
+            # lazy: start-up (shlex, only this path)
             import shlex
 
             command = f"stackresolve plan {request.framework.flag} {shlex.quote(request.version)}"

@@ -32,7 +32,7 @@ from stackresolve.detect.runner import CommandNotFound, CommandOutputTooLarge, C
 from stackresolve.install.python import NOT_RUN, FoundPython, download_python, find_python, interpreter
 from stackresolve.install.target import InstallTarget, refuse_pip_first
 from stackresolve.model.record import record
-from stackresolve.request import InputError
+from stackresolve.request.build import InputError
 
 if TYPE_CHECKING:
     from stackresolve.model.enums import Os
@@ -197,10 +197,10 @@ def made_here(venv: Path, marker: dict | None) -> bool:
 
 
 def _write_marker(venv: Path, report: InstallReport, complete: bool) -> None:
-    # lazy: start-up (only this path needs files)
+    # lazy: start-up (only this path needs files.write)
     import secrets
 
-    from stackresolve.files import atomic_write
+    from stackresolve.files.write import atomic_write
 
     doc = {"schema": MARKER_SCHEMA, "complete": complete, "target": report.target.label,
            "python": report.python.version if report.python else None, "installer": report.installer,
@@ -353,13 +353,13 @@ def choose_installer(options: InstallOptions, uv: str | None) -> str:
 
 def uv_index_options(target: InstallTarget, options: InstallOptions) -> list[str]:
     """uv reads no pip configuration: the index is named on the command line (the stack's own, or pip's)."""
-    # lazy: start-up (only this path needs fulllock)
-    from stackresolve.fulllock import uv_index_options as stack_index
+    # lazy: start-up (only this path needs lock.full)
+    from stackresolve.lock.full import uv_index_options as stack_index
 
     if options.no_index:
         return ["--no-index", *[w for f in options.find_links for w in ("--find-links", f)]]
-    # lazy: start-up (only this path needs index)
-    from stackresolve.index import index_url
+    # lazy: start-up (only this path needs index.simple)
+    from stackresolve.index.simple import index_url
 
     argv = stack_index(target.index_args, index_url(options.index_url))
     return [*argv, *[w for f in options.find_links for w in ("--find-links", f)]]
@@ -408,8 +408,8 @@ def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str |
                          f"`stackresolve plan --format lock`)")
     if target.file_kind == "pylock.toml" and options.installer == "pip":
         raise InputError("--installer pip: pip cannot install a pylock.toml; use uv (--installer uv)")
-    # lazy: start-up (only this path needs index)
-    from stackresolve.index import insecure_url
+    # lazy: start-up (only this path needs index.simple)
+    from stackresolve.index.simple import insecure_url
 
     for folder in options.find_links:
         if "://" not in folder and not Path(folder).is_dir():
@@ -430,7 +430,7 @@ def install(target: InstallTarget, options: InstallOptions, *, runner, uv: str |
 def _install_held(report: InstallReport, options: InstallOptions, *, runner, uv, host, check, progress, env
                   ) -> InstallReport:
     """install() once the folder's lock is held: the folder is checked, and everything else done, under it."""
-    # lazy: start-up (only this path needs plan.pip)
+    # lazy: start-up (only this path needs formats.pip_decide)
     from stackresolve.formats.pip_decide import pip_upgrade
 
     target, installer = report.target, report.installer

@@ -17,10 +17,10 @@ from dataclasses import field
 
 from packaging.version import InvalidVersion, Version
 
-from stackresolve.lock import LockedStack, field_error, parse_lock
+from stackresolve.formats.lock_read import LockedStack, field_error, parse_lock
 from stackresolve.model.enums import Framework, Os
 from stackresolve.model.record import record
-from stackresolve.request import InputError
+from stackresolve.request.build import InputError
 
 # The header plan writes above a full lock (cli/plan.py emit_full_lock).
 FULL_LOCK_PYTHON = re.compile(r"^# resolved by uv for Python ([0-9]+\.[0-9]+) on ", re.M)
@@ -191,7 +191,7 @@ def from_lock_document(doc: dict, text: str, name: str) -> InstallTarget:
 
 def from_resolution(resolution) -> InstallTarget:
     """Plan flags: the same lock document `plan --format lock` writes, read back as a lock."""
-    # lazy: start-up (only this path needs plan.pip)
+    # lazy: start-up (only this path needs formats.pip_decide)
     from stackresolve.formats.lock_render import document
     from stackresolve.formats import pip_decide as pip_plan
 
@@ -297,8 +297,8 @@ def from_full_lock(text: str, name: str, python: str | None, os_name: Os) -> Ins
     """`plan --format pip --lock` (requirements with hashes) or `--format pylock`: installed as written, so it is
     checked first: every requirement hashed (requirements.txt) or every package a wheel with hashes (pylock), no
     option but an index one, and the Python it was resolved for."""
-    # lazy: start-up (only this path needs check)
-    from stackresolve.check import parse_full_lock
+    # lazy: start-up (only this path needs lock.check)
+    from stackresolve.lock.check import parse_full_lock
 
     pylock = name.endswith(".toml") or text.lstrip().startswith(("lock-version", "[[packages]]"))
     if pylock:
@@ -353,14 +353,14 @@ def _pylock_pins(text: str, name: str) -> dict[str, str]:
     # lazy: start-up (packaging.utils, only this path)
     from packaging.utils import canonicalize_name
 
-    from stackresolve.inputs import StructuredInputError, parse_structured
+    from stackresolve.files.read import StructuredInputError, parse_structured
 
     try:
         doc = parse_structured(text, name, "TOML")
     except StructuredInputError as exc:
         raise InputError(f"not a pylock.toml: {exc}") from None
-    # lazy: start-up (only this path needs index)
-    from stackresolve.index import insecure_url
+    # lazy: start-up (only this path needs index.simple)
+    from stackresolve.index.simple import insecure_url
 
     packages = doc.get("packages")
     if not isinstance(packages, list) or not all(isinstance(p, dict) for p in packages):

@@ -8,7 +8,7 @@ from dataclasses import field
 
 from packaging.version import Version
 
-from stackresolve.knowledge.model import (
+from stackresolve.knowledge.records import (
     ArchSupport,
     CompiledArch,
     CudaToolkit,

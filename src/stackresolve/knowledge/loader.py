@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 from stackresolve.knowledge.fields import Fields, KnowledgeError, records
-from stackresolve.knowledge.model import (
+from stackresolve.knowledge.records import (
     WHEEL_PLATFORMS,
     ArchSupport,
     CompiledArch,
@@ -587,6 +587,7 @@ def load_frameworks(directory: Path | None, data_key: str, use_snapshot: bool = 
 
 def load_accelerators(directory: Path | None, data_key: str, use_snapshot: bool = True):
     """The AMD and Intel GPU facts (amd.toml, intel.toml) of the knowledge base whose data files are `data_key`."""
+    # lazy: start-up (only this path needs knowledge.accelerators)
     from stackresolve.knowledge.accelerators import AcceleratorKnowledge, build_accelerators
 
     return _load_part("accelerators", ACCELERATOR_FILES, directory, data_key, use_snapshot, AcceleratorKnowledge,

@@ -12,7 +12,7 @@ them with that file's own parser). How a kind's records meet the shipped ones:
   which variants a release has; the rest of the record stays).
 A refreshed kind that is unreadable, untrusted, older than the shipped file or that does not validate is left out
 with one warning, and the shipped data is used: a kind is labelled refreshed only when its refreshed records are in
-use. This module reads no network; stackresolve.refreshers writes these files.
+use. This module reads no network; stackresolve.refresh writes these files.
 """
 
 from __future__ import annotations
@@ -88,8 +88,8 @@ def cache_path(kind: str, env=os.environ) -> Path | None:
 def read_cached(env=os.environ) -> tuple[dict[str, bytes], list[str]]:
     """The user's refreshed kinds that may be read ({kind: bytes}), and a warning for each one that is there but
     cannot be used (owned or writable by someone else, unreadable)."""
-    # lazy: start-up (only this path needs inputs, knowledge.snapshot)
-    from stackresolve.inputs import InputTooLarge, NotARegularFile, read_regular_bytes
+    # lazy: start-up (only this path needs files.read, knowledge.snapshot)
+    from stackresolve.files.read import InputTooLarge, NotARegularFile, read_regular_bytes
     from stackresolve.knowledge.snapshot import untrusted_reason
 
     found: dict[str, bytes] = {}

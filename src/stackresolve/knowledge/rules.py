@@ -11,7 +11,7 @@ from typing import Iterable
 
 from packaging.version import InvalidVersion, Version
 
-from stackresolve.knowledge.model import ArchSupport, CompiledArch, CudaToolkit, DriverBranch, PlatformMinimum
+from stackresolve.knowledge.records import ArchSupport, CompiledArch, CudaToolkit, DriverBranch, PlatformMinimum
 from stackresolve.model.enums import GpuSupport, Os
 from stackresolve.model.values import ComputeCapability, CudaLine, DriverVersion
 

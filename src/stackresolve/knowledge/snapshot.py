@@ -96,7 +96,7 @@ def untrusted_reason(path: Path, env=os.environ) -> str:
 
 # The modules that define the snapshot's classes: a snapshot is only read by the very code that wrote it (the
 # package version alone does not change while the code is being developed).
-RECORD_MODULES = ("stackresolve.knowledge.base", "stackresolve.knowledge.model", "stackresolve.knowledge.snapshot")
+RECORD_MODULES = ("stackresolve.knowledge.base", "stackresolve.knowledge.records", "stackresolve.knowledge.snapshot")
 INSTALL_RECORD_MODULES = ("stackresolve.knowledge.install", "stackresolve.knowledge.channels",
                           "stackresolve.knowledge.install_facts")
 KIND_MODULES = {"install": INSTALL_RECORD_MODULES, "frameworks": ("stackresolve.knowledge.frameworks",),
@@ -149,8 +149,8 @@ def load(data_key: str, expected_type: type, env=os.environ, kind: str = "core")
     folder = trusted_cache_dir(env)
     if folder is None:
         return None
-    # lazy: start-up (only this path needs inputs)
-    from stackresolve.inputs import NotARegularFile, InputTooLarge, read_regular_bytes
+    # lazy: start-up (only this path needs files.read)
+    from stackresolve.files.read import NotARegularFile, InputTooLarge, read_regular_bytes
 
     fields = key(data_key, kind)
     path = path_for(folder, fields)
@@ -184,8 +184,8 @@ def store(data_key: str, value, env=os.environ, kind: str = "core") -> None:
     folder = cache_dir(env)
     if folder is None:
         return
-    # lazy: start-up (only this path needs files)
-    from stackresolve.files import atomic_write_bytes
+    # lazy: start-up (only this path needs files.write)
+    from stackresolve.files.write import atomic_write_bytes
 
     try:
         payload = marshal.dumps(_Codec(kind).encode(value)[0])

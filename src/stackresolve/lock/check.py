@@ -12,14 +12,14 @@ import json
 from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.knowledge.model import CompiledArch
+from stackresolve.knowledge.records import CompiledArch
 from stackresolve.knowledge.rules import (branch_release_needed, classify_support, cuda_runtime_serves, cudnn_accepts,
                                           cudnn_rule_text, driver_meets)
-from stackresolve.lock import LockedStack
+from stackresolve.formats.lock_read import LockedStack
 from stackresolve.model.enums import Delivery, GpuSupport
 from stackresolve.model.record import record
 from stackresolve.model.values import ComputeCapability
-from stackresolve.request import machine_os
+from stackresolve.request.build import machine_os
 
 # What check can compare; a machine description says which of these it observed.
 FACTS = ("os", "gpus", "driver", "python", "framework", "cuda", "cudnn")
@@ -245,7 +245,7 @@ def parse_full_lock(text: str, name: str) -> dict[str, str]:
     from packaging.utils import canonicalize_name
 
     from stackresolve.model.numbers import MAX_PIN_DIGITS, parse_version
-    from stackresolve.request import InputError
+    from stackresolve.request.build import InputError
 
     pins: dict[str, str] = {}
     logical = text.replace("\\\n", " ")

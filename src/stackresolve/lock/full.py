@@ -110,8 +110,8 @@ def compile_lock(pip: PipPlan, fmt: str = "requirements.txt", *, index: str | No
     """Resolve the plan's requirements with uv for its Python and platform, with hashes. `previous`: the lock this
     one replaces (its text), handed to uv as its output file so that pins that still fit are kept (uv's own
     re-lock), unless `upgrade`. `env`: the environment (default os.environ), kept but for UV_OVERRIDDEN."""
-    # lazy: start-up (only this path needs index)
-    from stackresolve.index import index_url
+    # lazy: start-up (only this path needs index.simple)
+    from stackresolve.index.simple import index_url
 
     if not pip.requirements:
         raise LockUnavailable("this stack is a container: there is nothing to pip install")

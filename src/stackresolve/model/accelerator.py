@@ -35,6 +35,7 @@ GFX_PATTERN = r"gfx[0-9a-f]{3,4}"
 def read_gfx(text: str) -> str | None:
     """An AMD gfx target as LLVM names it ("gfx1100", "GFX90A", " gfx942 "), lower case; None when the text is not
     one (an unlisted but well-formed target is still a target: the knowledge says what runs on it)."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import re
 
     value = text.strip().lower()

@@ -284,6 +284,7 @@ class Machine:
 
 def _fields_json(rec) -> dict[str, Any]:
     """The JSON object of a record whose fields are all plain values (the AMD / Intel records): field -> value."""
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     from dataclasses import fields
 
     return {f.name: getattr(rec, f.name) for f in fields(rec)}

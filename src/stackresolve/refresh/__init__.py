@@ -9,7 +9,7 @@ reader per kind, all run under one overall deadline, each one's outcome reported
 Each reader is a function (Context) -> (document, source): a document holds records of the shape of its
 constraints file. Before a document is written it is laid over the shipped file and checked by the very code that
 loads it (knowledge/loader.py), so a kind is written, and then labelled refreshed, only when it will be used. HTTP:
-one requests session per host family with urllib3's Retry (stackresolve.index.make_session), every request's
+one requests session per host family with urllib3's Retry (stackresolve.index.simple.make_session), every request's
 timeout cut to what is left of the deadline, and a bounded thread pool for the requests each reader makes.
 """
 
@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from stackresolve.refreshers.context import (  # noqa: F401 (the readers' API, re-exported)
+from stackresolve.refresh.context import (  # noqa: F401 (the readers' API, re-exported)
     Broken,
     Context,
     KindResult,
@@ -34,8 +34,8 @@ Reader = Callable[[Context], "tuple[dict, str]"]
 
 def readers() -> dict[str, Reader]:
     # lazy: start-up (only this path needs refreshers.index, refreshers.vendor)
-    from stackresolve.refreshers import index as index_readers
-    from stackresolve.refreshers import vendor
+    from stackresolve.refresh import index as index_readers
+    from stackresolve.refresh import vendor
 
     return {**index_readers.READERS, **vendor.READERS}
 

@@ -1,4 +1,4 @@
-"""What a refresh reader gets (Context) and what it raises; the runner is stackresolve.refreshers."""
+"""What a refresh reader gets (Context) and what it raises; the runner is stackresolve.refresh."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from stackresolve import index as idx
+from stackresolve.index import simple as idx
 from stackresolve.model.record import record
 
 

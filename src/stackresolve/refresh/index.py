@@ -12,9 +12,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from stackresolve import index as idx
-from stackresolve import refresh as tf
-from stackresolve.refreshers.context import Broken, Context
+from stackresolve.index import simple as idx
+import stackresolve.refresh.tensorflow_wheels as tf  # the module, not the package's runner (no cycle)
+from stackresolve.refresh.context import Broken, Context
 
 # CPython minors a wheel is classified into here (one past the TensorFlow list: jaxlib already has 3.15 wheels).
 PYTHONS = tuple(dict.fromkeys((*idx.KNOWN_CPYTHON, "3.15")))

@@ -4,7 +4,7 @@ from the index's PEP 691 file lists and written as tensorflow_wheels.toml.
 
 The same code serves the maintainer script (scripts/update_tf_wheels.py regenerates the shipped
 constraints/tensorflow_wheels.toml) and `stackresolve refresh` (its tensorflow_wheels reader in
-stackresolve.refreshers.index builds the records with build_records and writes the user's copy into the cache
+stackresolve.refresh.index builds the records with build_records and writes the user's copy into the cache
 folder, which the knowledge loader then prefers over the shipped one when it is not older). Schema:
 constraints/README.md.
 """
@@ -20,7 +20,7 @@ from typing import Any
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
-from stackresolve import index as idx
+from stackresolve.index import simple as idx
 
 PACKAGES: tuple[str, ...] = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-intel")
 AND_CUDA = "and-cuda"
@@ -260,7 +260,7 @@ def render_toml(generated: str, records: Sequence[Mapping[str, Any]], origin: st
 
     ordered = [{k: r[k] for k in [k for k in KEY_ORDER if k in r] + sorted(k for k in r if k not in KEY_ORDER)}
                for r in records]
-    header = ("# Generated from the package index by stackresolve.refresh (scripts/update_tf_wheels.py, or "
+    header = ("# Generated from the package index by stackresolve.refresh.tensorflow_wheels (scripts/update_tf_wheels.py, or "
               "`stackresolve refresh`); do not edit by hand.\n# Schema: constraints/README.md "
               "(tensorflow_wheels.toml).\n")
     document: dict[str, Any] = {"generated": generated}

@@ -19,9 +19,9 @@ from typing import Any
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from stackresolve import index as idx
-from stackresolve.refreshers.context import Broken, Context, Unreachable
-from stackresolve.refreshers.index import _key, new_toolkit, newest_shipped
+from stackresolve.index import simple as idx
+from stackresolve.refresh.context import Broken, Context, Unreachable
+from stackresolve.refresh.index import _key, new_toolkit, newest_shipped
 
 CUDA_REDIST = "https://developer.download.nvidia.com/compute/cuda/redist/"
 CUDNN_REDIST = "https://developer.download.nvidia.com/compute/cudnn/redist/"

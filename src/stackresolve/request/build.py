@@ -1,6 +1,6 @@
 """What the user asked for: a Request, built from typed values (a RequestInput) and the detected Machine.
 
-The command line's text becomes a RequestInput in flags.py, the one place user text is rejected; doctor, explain
+The command line's text becomes a RequestInput in request/parse.py, the one place user text is rejected; doctor, explain
 and fleet build their RequestInput from values they hold typed, or derive a request from a request
 (`dataclasses.replace`). Pure: the caller passes the detected machine (or None); nothing here probes the system.
 """
@@ -19,7 +19,7 @@ from stackresolve.model.values import ComputeCapability, DriverVersion
 
 if TYPE_CHECKING:  # pragma: no cover
     from stackresolve.model.accelerator import AcceleratorTarget
-    from stackresolve.detect.model import Machine
+    from stackresolve.model.machine import Machine
     from stackresolve.knowledge.base import KnowledgeBase
 
 # CPython minor releases (python.org/downloads; 3.15.0 final on 2026-10-01 per PEP 790's schedule). A --python
@@ -240,6 +240,7 @@ def detected_accelerators(kb: "KnowledgeBase", machine: "Machine",
     build can use (a gfx target no wheel carries nor reaches through the override, an Intel GPU of unknown or
     undocumented family, any framework but PyTorch) leaves the plan CPU-only, as before AMD and Intel were known:
     an integrated GPU must not turn a CPU plan into an impossible one."""
+    # lazy: start-up (only this path needs model.accelerator)
     from stackresolve.model.accelerator import AMD, INTEL, AcceleratorTarget
 
     ak = kb.accelerators

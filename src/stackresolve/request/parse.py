@@ -20,7 +20,7 @@ from stackresolve.model.enums import Arch, Framework, Os, Vendor
 from stackresolve.model.numbers import NUMBER, has_oversized_number, quoted
 from stackresolve.model.record import record
 from stackresolve.model.values import ComputeCapability, DriverVersion, ValueTextError
-from stackresolve.request import (
+from stackresolve.request.build import (
     PYTHON_RELEASES,
     GpuTarget,
     InputError,
@@ -33,7 +33,7 @@ from stackresolve.request import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from stackresolve.model.accelerator import AcceleratorTarget
-    from stackresolve.detect.model import Machine
+    from stackresolve.model.machine import Machine
     from stackresolve.knowledge.base import KnowledgeBase
 
 VENDOR_CHOICES = ("any", *Vendor.names())
@@ -227,6 +227,7 @@ class Flags:
 
 def accelerator_by_name(kb: "KnowledgeBase", name: str) -> "AcceleratorTarget | None":
     """An AMD or Intel GPU model by its name or alias (constraints/amd.toml, intel.toml), None when neither knows it."""
+    # lazy: start-up (only this path needs model.accelerator)
     from stackresolve.model.accelerator import AMD, INTEL, AcceleratorTarget
 
     amd = kb.accelerators.find_amd_gpu(name)
@@ -239,6 +240,7 @@ def accelerator_by_name(kb: "KnowledgeBase", name: str) -> "AcceleratorTarget | 
 
 
 def unknown_gpu(kb: "KnowledgeBase", name: str) -> InputError:
+    # lazy: no start-up gain (already loaded by then); kept beside its use
     import difflib
 
     wanted = name.strip().lower()
@@ -252,6 +254,7 @@ def unknown_gpu(kb: "KnowledgeBase", name: str) -> InputError:
 
 
 def gfx_target(kb: "KnowledgeBase", text: str, flag: str, source: str) -> "AcceleratorTarget":
+    # lazy: start-up (only this path needs model.accelerator)
     from stackresolve.model.accelerator import AMD, AcceleratorTarget, read_gfx
 
     gfx = read_gfx(text)
@@ -267,6 +270,7 @@ def parse_accelerator_flags(kb: "KnowledgeBase", flags: Flags,
                             apple: str | None) -> tuple["AcceleratorTarget", ...]:
     """The AMD or Intel GPU the flags name (--gpu MODEL, --gpu-gfx, else STACKRESOLVE_GPU_GFX), () when they name
     none. One vendor per plan: an NVIDIA GPU or compute capability with an AMD or Intel one is bad input."""
+    # lazy: start-up (only this path needs model.accelerator)
     from stackresolve.model.accelerator import INTEL
 
     named = None
@@ -468,7 +472,7 @@ def apply_flags(kb: "KnowledgeBase", machine: "Machine | None",
     # lazy: start-up (only this path needs detect.model)
     from dataclasses import replace
 
-    from stackresolve.detect.model import CudnnInfo, DriverInfo, GpuInfo, Machine, OSInfo, PythonInfo, ToolkitInfo
+    from stackresolve.model.machine import CudnnInfo, DriverInfo, GpuInfo, Machine, OSInfo, PythonInfo, ToolkitInfo
 
     if machine is None:
         machine = Machine(os=OSInfo(system="unknown"), driver=None)
@@ -483,7 +487,8 @@ def apply_flags(kb: "KnowledgeBase", machine: "Machine | None",
         given.add("driver")
     accelerator = _flag_accelerator(kb, flags) if flags.gpu or flags.gpu_gfx else None
     if accelerator is not None:
-        from stackresolve.detect.model import AmdGpuInfo, IntelGpuInfo
+        # lazy: start-up (only this path needs model.machine)
+        from stackresolve.model.machine import AmdGpuInfo, IntelGpuInfo
 
         if accelerator.vendor == "amd":
             machine = replace(machine, gpus=(), amd_gpus=(AmdGpuInfo(0, accelerator.gfx, "flag",

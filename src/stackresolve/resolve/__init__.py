@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.model.stack import Resolution
-from stackresolve.request import Request
+from stackresolve.request.build import Request
 from stackresolve.resolve.build import build_stack
 from stackresolve.model.enums import Vendor
 from stackresolve.model.record import replace
@@ -45,6 +45,7 @@ def resolve(kb: KnowledgeBase, request: Request, *, keep=None, with_alternatives
     conflicts name its own GPUs."""
     with_alternatives = with_alternatives and keep is None
     if request.accelerators:  # AMD or Intel GPUs: no CUDA stack to search (resolve/rocm.py)
+        # lazy: start-up (only this path needs resolve.rocm)
         from stackresolve.model.stack import Alternative
         from stackresolve.resolve.rocm import cpu_request, resolve_accelerated
 

@@ -13,7 +13,7 @@ from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.frameworks import FrameworkKnowledge
 from stackresolve.model.enums import Vendor
 from stackresolve.model.values import release_line
-from stackresolve.request import Request
+from stackresolve.request.build import Request
 from stackresolve.resolve.candidates import FrameworkCandidate, plannable
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.knowledge.model import CudaToolkit, CudnnRelease, Pitfall
+from stackresolve.knowledge.records import CudaToolkit, CudnnRelease, Pitfall
 from stackresolve.knowledge.python_sources import python_sources
 from stackresolve.knowledge.rules import (
     BINARY_COMPAT_SOURCE,
@@ -29,7 +29,7 @@ from stackresolve.model.enums import Delivery, Framework, GpuSupport, Os, Severi
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import CudaPin, CudnnPin, FrameworkPin, GpuEntry, GpuPin, PythonPin, Stack
 from stackresolve.model.versionlist import version_span
-from stackresolve.request import Request
+from stackresolve.request.build import Request
 from stackresolve.resolve.candidates import (
     CudnnCandidate,
     FrameworkCandidate,

@@ -15,7 +15,7 @@ from typing import Iterable
 from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.knowledge.model import (
+from stackresolve.knowledge.records import (
     CompiledArch,
     CudaToolkit,
     CudnnBuild,
@@ -31,7 +31,7 @@ from stackresolve.model.finding import Finding
 from stackresolve.model.record import record
 from stackresolve.model.stack import DriverPin
 from stackresolve.model.values import ComputeCapability
-from stackresolve.request import PYTHON_RELEASES, Request
+from stackresolve.request.build import PYTHON_RELEASES, Request
 
 @lru_cache(maxsize=2048)
 def as_version(text: str) -> Version:

@@ -16,7 +16,7 @@ from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Alternative, ConflictCause, Stack
 from stackresolve.model.values import DriverVersion
 from stackresolve.model.versionlist import labels_span, version_span
-from stackresolve.request import Request, known_releases
+from stackresolve.request.build import Request, known_releases
 from stackresolve.resolve.build import DEGRADED
 from stackresolve.resolve.candidates import (
     CudaCandidate,

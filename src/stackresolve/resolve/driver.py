@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from stackresolve.knowledge import rules
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.knowledge.model import PlatformMinimum
+from stackresolve.knowledge.records import PlatformMinimum
 from stackresolve.knowledge.rules import (
     branch_release_needed,
     driver_is_branch,
@@ -24,7 +24,7 @@ from stackresolve.model.enums import Framework, Os, Severity
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import DriverPin
 from stackresolve.model.values import ComputeCapability, DriverVersion
-from stackresolve.request import Request
+from stackresolve.request.build import Request
 from stackresolve.resolve.cache import resolver_cache
 from stackresolve.resolve.candidates import DriverCandidate, FrameworkCandidate, all_native, as_version, driver_candidate
 from stackresolve.resolve.requirements import (

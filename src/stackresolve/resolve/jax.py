@@ -9,10 +9,10 @@ from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.frameworks import FrameworkKnowledge, JaxPairing, JaxRoute, JaxWheels
-from stackresolve.knowledge.model import CompiledArch, Pitfall
+from stackresolve.knowledge.records import CompiledArch, Pitfall
 from stackresolve.model.enums import Delivery, Framework, Vendor
 from stackresolve.model.values import release_line
-from stackresolve.request import Request
+from stackresolve.request.build import Request
 from stackresolve.resolve.apple import jax_metal_note
 from stackresolve.resolve.candidates import FrameworkCandidate, ReleaseLine, newest_lines_first, plannable
 

@@ -4,10 +4,10 @@ containers, no longer maintained (KnowledgeBase.nvidia_project) (constraints/nvi
 from __future__ import annotations
 
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.knowledge.model import CompiledArch, CudaToolkit, NvidiaBuild
+from stackresolve.knowledge.records import CompiledArch, CudaToolkit, NvidiaBuild
 from stackresolve.model.enums import Delivery, Os, Vendor
 from stackresolve.model.values import ComputeCapability
-from stackresolve.request import Request
+from stackresolve.request.build import Request
 from stackresolve.resolve.candidates import PLANNABLE_PYTHONS, FrameworkCandidate
 
 # NVIDIA's TF1 release notes ("GPU Requirements") say "CUDA compute capability 6.0 and later" for every release

@@ -9,7 +9,7 @@ from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.rules import toolkit_predates, version_wanted_fits
 from stackresolve.model.enums import Framework, GpuSupport, Vendor
 from stackresolve.model.values import ComputeCapability
-from stackresolve.request import Request
+from stackresolve.request.build import Request
 from stackresolve.resolve.candidates import FrameworkCandidate, support_on
 
 

@@ -10,7 +10,7 @@ from resolvelib import AbstractProvider
 
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.model.enums import Framework
-from stackresolve.request import Request
+from stackresolve.request.build import Request
 from stackresolve.resolve.cache import resolver_cache
 from stackresolve.resolve.candidates import (
     PYTHON_CANDIDATES,

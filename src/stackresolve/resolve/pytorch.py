@@ -11,9 +11,9 @@ from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.frameworks import FrameworkKnowledge, TorchRelease, TorchVariant
-from stackresolve.knowledge.model import CompiledArch
+from stackresolve.knowledge.records import CompiledArch
 from stackresolve.model.enums import Delivery, Framework, Vendor
-from stackresolve.request import Request
+from stackresolve.request.build import Request
 from stackresolve.resolve.candidates import FrameworkCandidate, ReleaseLine, newest_lines_first, plannable
 
 # PyTorch's own index serves a CPU-only build of every release (pytorch.org "Get started": Linux, CPU:

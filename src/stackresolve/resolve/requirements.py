@@ -17,7 +17,7 @@ from packaging.version import Version
 from stackresolve.knowledge.rules import CUDNN_RULE_SOURCE, cuda_line_fits, cudnn_accepts, cudnn_rule_text
 from stackresolve.model.enums import Framework, GpuSupport, Os
 from stackresolve.model.values import DriverVersion
-from stackresolve.request import GpuTarget
+from stackresolve.request.build import GpuTarget
 from stackresolve.resolve.candidates import (
     CudaCandidate,
     CudnnCandidate,

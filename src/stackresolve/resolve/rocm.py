@@ -21,7 +21,7 @@ from stackresolve.model.accelerator import AMD, INTEL
 from stackresolve.model.enums import Arch, Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Alternative, FrameworkPin, GpuPin, PythonPin, Resolution, Stack
-from stackresolve.request import Request
+from stackresolve.request.build import Request
 
 ROCM_PERMISSIONS_SOURCE = ("https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/prerequisites.html "
                            "(Configuring permissions for GPU access: the render and video groups)")
@@ -159,6 +159,7 @@ def _amd_problem(kb, request, gfxs, label, versions, python_misses) -> Finding:
 
 def _torch_pin(kb: KnowledgeBase, request: Request, version: str, name: str, index_url: str, why: str,
                source: str) -> FrameworkPin:
+    # lazy: start-up (only this path needs resolve.pytorch)
     from stackresolve.resolve.pytorch import TORCH_INDEX_SOURCE, _companions, _torch_index
 
     release = kb.frameworks.torch_release(version)

@@ -8,7 +8,7 @@ from resolvelib.resolvers import ResolutionTooDeep
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.model.finding import Finding
 from stackresolve.model.stack import Stack
-from stackresolve.request import Request
+from stackresolve.request.build import Request
 from stackresolve.resolve.build import build_stack
 from stackresolve.resolve.provider import StackProvider, root_requirements
 
@@ -25,6 +25,7 @@ def solve(kb: KnowledgeBase, request: Request, keep=None):
 def resolve_with_findings(kb: KnowledgeBase, request: Request) -> tuple[Stack | None, list[Finding]]:
     """(stack, findings), or (None, []) when nothing fits."""
     if request.accelerators:  # AMD or Intel GPUs (resolve/rocm.py)
+        # lazy: start-up (only this path needs resolve.rocm)
         from stackresolve.resolve.rocm import resolve_accelerated
 
         resolution = resolve_accelerated(kb, request, with_alternatives=False)

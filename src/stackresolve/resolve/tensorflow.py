@@ -9,9 +9,9 @@ import re
 from packaging.version import Version
 
 from stackresolve.knowledge.base import KnowledgeBase
-from stackresolve.knowledge.model import TensorFlowLine, TestedBuild, WheelRelease
+from stackresolve.knowledge.records import TensorFlowLine, TestedBuild, WheelRelease
 from stackresolve.model.enums import Delivery, Os, Vendor
-from stackresolve.request import Request
+from stackresolve.request.build import Request
 from stackresolve.resolve.candidates import FrameworkCandidate
 
 

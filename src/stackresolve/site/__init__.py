@@ -37,8 +37,8 @@ def site_files(kb: KnowledgeBase, **narrow) -> dict[str, bytes]:
 def write_site(directory: str | os.PathLike, files: dict[str, bytes]) -> list[Path]:
     """Write the files into `directory` (made if missing), each atomically; files already there under other
     names are left alone."""
-    # lazy: start-up (only this path needs files)
-    from stackresolve.files import atomic_write_bytes
+    # lazy: start-up (only this path needs files.write)
+    from stackresolve.files.write import atomic_write_bytes
 
     target = Path(directory)
     target.mkdir(parents=True, exist_ok=True)

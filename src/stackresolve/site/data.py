@@ -60,8 +60,8 @@ def site_data(kb: KnowledgeBase, *, frameworks=tuple(FRAMEWORK_FLAGS), systems=S
               drivers: dict | None = None) -> dict:
     """The page's data document. `ccs` (compute capabilities) and `drivers` ({os: [driver, ...]}, instead of the
     driver minimums found) narrow it, for tests; the command offers everything."""
-    # lazy: start-up (only this path needs matrix)
-    from stackresolve.matrix import build_matrix
+    # lazy: start-up (only this path needs browse.matrix)
+    from stackresolve.browse.matrix import build_matrix
 
     ccs = sorted(ccs or kb.known_ccs(), key=_cc_key)
     strings, rows, lists = _Table(), _Table(), _Table()
@@ -146,10 +146,10 @@ def _request(kb: KnowledgeBase, fw: Framework, version: str, os_name: Os, cc: st
              vendor: str = "any", cpu: bool = False):
     """The Request the CLI's flags make (`--gpu-cc CC --os OS --driver D`, the framework's flag with `version`,
     `--vendor`, `--cpu`), built from typed values: the values come from the knowledge base, not from a user."""
-    # lazy: start-up (only this path needs flags, request)
-    from stackresolve.flags import read_driver, read_version
+    # lazy: start-up (only this path needs request.parse, request.build)
+    from stackresolve.request.parse import read_driver, read_version
     from stackresolve.model.enums import Vendor
-    from stackresolve.request import RequestInput, build_request, gpu_from_cc
+    from stackresolve.request.build import RequestInput, build_request, gpu_from_cc
 
     spec, _ = read_version(kb, fw, version)
     given = RequestInput(fw, version, spec, os=os_name, cpu=cpu, driver=read_driver(driver or None),
@@ -171,7 +171,7 @@ def _plan(kb: KnowledgeBase, strings: _Table, fw: Framework, line: str, os_name:
     """What `stackresolve plan` prints for one yes of the matrix, in each format (lines as string numbers; the
     header's request line, which names the GPU, left out so that GPUs with the same answer share it), or why a
     format cannot express it; and the facts of the stack with their sources."""
-    # lazy: start-up (only this path needs formats.render, plan.pip, ...)
+    # lazy: start-up (only this path needs formats.render, formats.pip_decide, ...)
     from stackresolve.formats.render import FormatRefused, render_plan
     from stackresolve.formats import pip_decide as pip_plan
     from stackresolve.resolve import resolve

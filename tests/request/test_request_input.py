@@ -11,13 +11,13 @@ from dataclasses import replace
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from stackresolve.detect.model import DriverInfo, GpuInfo, Machine, OSInfo
-from stackresolve.flags import (Flags, parse_flags, parse_python, read_driver, read_os, read_python, read_version,
+from stackresolve.model.machine import DriverInfo, GpuInfo, Machine, OSInfo
+from stackresolve.request.parse import (Flags, parse_flags, parse_python, read_driver, read_os, read_python, read_version,
                                 request_from_flags, validate_version)
 from stackresolve.model.enums import Arch, Framework, Os, Vendor
 from stackresolve.model.finding import Finding
 from stackresolve.model.values import ComputeCapability, DriverVersion
-from stackresolve.request import GpuTarget, InputError, Request, RequestInput, build_request
+from stackresolve.request.build import GpuTarget, InputError, Request, RequestInput, build_request
 
 
 @pytest.fixture(scope="module")

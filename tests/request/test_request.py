@@ -3,9 +3,9 @@
 import pytest
 from packaging.version import Version
 
-from stackresolve.flags import parse_cc, parse_driver, parse_os, parse_python, parse_tf_spec
+from stackresolve.request.parse import parse_cc, parse_driver, parse_os, parse_python, parse_tf_spec
 from stackresolve.model.values import ComputeCapability
-from stackresolve.request import InputError
+from stackresolve.request.build import InputError
 
 
 @pytest.mark.parametrize("text, inside, outside", [

@@ -8,9 +8,9 @@ GPU's matrix, built after many other GPUs' in one knowledge base, is the matrix 
 
 import pytest
 
-from stackresolve.flags import Flags, request_from_flags
+from stackresolve.request.parse import Flags, request_from_flags
 from stackresolve.knowledge.loader import load_knowledge
-from stackresolve.matrix import build_matrix
+from stackresolve.browse.matrix import build_matrix
 
 # One GPU per kind of answer: Kepler (its last driver branch, R470, binds), Maxwell (R580: binds only past it),
 # Turing, Ampere (sm_86 came with CUDA 11.1), Ada (sm_89 with CUDA 11.8), Hopper (sm_90, also CUDA 11.8: the same
