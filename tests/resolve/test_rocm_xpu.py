@@ -84,12 +84,14 @@ def test_a_target_missing_from_the_asked_release_points_at_one_that_has_it(kb):
     assert resolution.alternatives[0].stack.framework.variant.startswith("rocm")
 
 
-def test_a_torch_without_rocm_build_is_refused(kb):
-    resolution = plan(kb, torch="1.12", gpu="MI250X")
-    if kb.accelerators.torch_rocm_of("1.12.1"):
-        pytest.skip("the knowledge base has a ROCm build of 1.12")
+def test_a_torch_without_a_known_rocm_build_is_refused(kb):
+    # amd.toml records no ROCm variant of torch 2.15 (no source read for it): refused, pointing at the newest known
+    assert not kb.accelerators.torch_rocm_of("2.15.0")
+    resolution = plan(kb, torch="2.15", gpu="MI300X")
     assert resolution.stack is None
-    assert next(f for f in resolution.findings if f.severity == "error").code == "rocm-no-build"
+    error = next(f for f in resolution.findings if f.severity == "error")
+    assert error.code == "rocm-no-build" and "no ROCm build stackresolve knows" in error.message
+    assert error.fix == "use --torch 2.14.1"
 
 
 def test_a_gfx_no_wheel_carries_runs_through_the_unofficial_override(kb):
