@@ -8,7 +8,8 @@ MI300X gfx942, MI250X gfx90a, RX 7900 XTX gfx1100 (AMD's ROCm system requirement
 import pytest
 from packaging.version import Version
 
-from stackresolve.knowledge.accelerators import build_accelerators, gfx_from_kfd, parse_amd, parse_intel
+from stackresolve.detect.amd import gfx_target as gfx_from_kfd  # the one reading of KFD's number (detect)
+from stackresolve.knowledge.accelerators import build_accelerators, parse_amd, parse_intel
 from stackresolve.knowledge.fields import KnowledgeError
 from stackresolve.knowledge.loader import read_toml
 

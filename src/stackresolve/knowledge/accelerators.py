@@ -36,13 +36,6 @@ def normalize_name(name: str) -> str:
     return re.sub(r"\s+", " ", name.strip().lower())
 
 
-def gfx_from_kfd(value: int) -> str:
-    """KFD's gfx_target_version (major*10000 + minor*100 + stepping, decimal) as an LLVM target: 90402 -> gfx942,
-    90010 -> gfx90a, 100300 -> gfx1030 (minor and stepping are single hexadecimal digits in LLVM's names)."""
-    major, minor, stepping = value // 10000, value // 100 % 100, value % 100
-    return f"gfx{major}{minor:x}{stepping:x}"
-
-
 # -- records --------------------------------------------------------------------------------------------------
 @record(eq=False)
 class AmdGpu:
