@@ -267,3 +267,25 @@ def test_a_machine_with_nvidia_and_amd_gpus_plans_the_nvidia_ones_and_says_so(kb
     request = request_from_flags(kb, Flags(torch="latest"), machine)
     assert request.gpus and not request.accelerators
     assert any("gfx1036" in a for a in request.assumptions)
+
+
+def test_a_plan_through_the_unofficial_override_sets_it_in_every_install_format():
+    # amd.toml [[gfx_override]]: gfx1031 (RX 6700 XT) runs the wheels' gfx1030 code with HSA_OVERRIDE_GFX_VERSION=10.3.0
+    # (ROCm/rocALUTION#197); without it the wheels fail with hipErrorNoBinaryForGpu, so the plans must carry it
+    code, pip = run("--torch", "latest", "--gpu", "RX 6700 XT", "--format", "pip")
+    assert code == 0 and "#   export HSA_OVERRIDE_GFX_VERSION=10.3.0\n" in pip and "unofficial" in pip
+    code, dockerfile = run("--torch", "latest", "--gpu", "RX 6700 XT", "--format", "dockerfile")
+    assert code == 0 and "\nENV HSA_OVERRIDE_GFX_VERSION=10.3.0\n" in dockerfile
+    code, dockerfile = run("--torch", "latest", "--gpu", "RX 7900 XTX", "--format", "dockerfile")
+    assert code == 0 and "HSA_OVERRIDE_GFX_VERSION" not in dockerfile  # gfx1100 is in the wheels' own targets
+
+
+def test_an_amd_or_intel_gpu_without_a_framework_flag_plans_pytorch():
+    # PyTorch is the one framework planned on AMD and Intel GPUs: no --torch is no reason to refuse (the fleet's
+    # advice names --gpu-gfx alone); an explicit --jax still is refused
+    code, out = run("--gpu-gfx", "gfx942", "--format", "json")
+    assert code == 0 and json.loads(out)["stack"]["framework"]["variant"].startswith("rocm")
+    code, out = run("--gpu", "Arc A770", "--format", "json")
+    assert code == 0 and json.loads(out)["stack"]["framework"]["variant"] == "xpu"
+    code, out = run("--jax", "latest", "--gpu", "MI300X")
+    assert code == 2 and "--jax with an AMD (ROCm) GPU" in out

@@ -170,11 +170,12 @@ def other_vendor_reason(group: Group) -> str:
     """Why an AMD or Intel group is left out of the fleet's CUDA stacks, and how to plan it on its own."""
     gpu = next(f for f in group.gpus if f.vendor != "nvidia")
     if gpu.vendor == "amd":
-        how = f"`stackresolve plan --gpu-gfx {gpu.gfx}`" if gpu.gfx else "`stackresolve plan --gpu-gfx gfxNNNN`"
-        return f"AMD GPU ({gpu.gfx or 'gfx target unknown'}): the fleet plans CUDA stacks; plan it with {how}"
+        how = f"`stackresolve plan --torch latest --gpu-gfx {gpu.gfx or 'gfxNNNN'}`"
+        return (f"AMD GPU ({gpu.gfx or 'gfx target unknown'}): not planned here (the fleet plans CUDA stacks); "
+                f"plan its ROCm stack with {how}")
     name = gpu.model or gpu.name or "Intel GPU"
-    return (f"Intel GPU ({gpu.family or 'device family unknown'}): the fleet plans CUDA stacks; plan it with "
-            f"`stackresolve plan --gpu \"{name}\"`")
+    return (f"Intel GPU ({gpu.family or 'device family unknown'}): not planned here (the fleet plans CUDA stacks); "
+            f"plan its XPU stack with `stackresolve plan --torch latest --gpu \"{name}\"`")
 
 
 class Profile:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from stackresolve.formats.script import one_line, requirement_lines, safe_header
+from stackresolve.formats.script import one_line, requirement_lines, safe_header, wrapped_comment
 from stackresolve.formats.dockerfile_decide import DockerPlan
 
 _MINOR = re.compile(r"^\d+\.\d+$")
@@ -72,6 +72,8 @@ def render(plan: DockerPlan) -> str:
     run_flags = "--gpus all " if stack.cuda else ROCM_RUN_FLAGS if stack.gpu.vendor == "amd" else ""
     out.append(f"#   docker run {run_flags}--rm {plan.tag} python -c \"{plan.check_code}\"\n")
     out.append(f"FROM {base.image}\n\n")
+    if stack.gpu.override_note and re.fullmatch(r"HSA_OVERRIDE_GFX_VERSION=\d+\.\d+\.\d+", stack.gpu.override_env):
+        out.append(wrapped_comment(stack.gpu.override_note) + f"ENV {stack.gpu.override_env}\n\n")
     if base.kind == "ngc":
         out.append("WORKDIR /workspace\n")
         return "".join(out)

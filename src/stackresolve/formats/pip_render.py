@@ -17,6 +17,8 @@ def render(plan: PipPlan) -> str:
                                f"#   docker run --gpus all -it --rm {stack.framework.container}\n")
     if plan.cuda_note:
         out.append(wrapped_comment(plan.cuda_note))
+    if stack.gpu.override_note:
+        out.append(wrapped_comment(stack.gpu.override_note) + f"#   export {stack.gpu.override_env}\n")
     py = plan.python
     python = stack.python
     windows = resolution.request.os.value == "windows"

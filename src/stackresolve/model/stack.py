@@ -233,6 +233,21 @@ class GpuPin:
     compiled_gfx: tuple[str, ...] = ()  # AMD: the gfx targets compiled into the wheel (what `check` compares)
     hsa_override: str = ""  # AMD: the HSA_OVERRIDE_GFX_VERSION value an unofficial plan needs
 
+    @property
+    def override_env(self) -> str:
+        """"HSA_OVERRIDE_GFX_VERSION=10.3.0" when this AMD GPU runs the wheel only through that unofficial override
+        (what every plan of the stack must set before Python starts); "" otherwise."""
+        return f"HSA_OVERRIDE_GFX_VERSION={self.hsa_override}" if self.unofficial and self.hsa_override else ""
+
+    @property
+    def override_note(self) -> str:
+        """The one sentence the plans print beside the override ("" when there is none)."""
+        if not self.override_env:
+            return ""
+        return (f"{self.gfx or 'This GPU'} is in no wheel's targets: these wheels run on it only with "
+                f"{self.override_env} set before Python starts (unofficial: AMD does not support it; kernels its "
+                f"family does not share can fail)")
+
     def to_json(self) -> dict:
         doc = {"name": self.name, "compute_capability": None if self.cc is None else str(self.cc),
                "support": self.support.value, "why": self.why, "source": self.source,

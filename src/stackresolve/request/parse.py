@@ -331,6 +331,11 @@ def parse_flags(kb: "KnowledgeBase", flags: Flags) -> RequestInput:
         raise InputError(f"--vendor nvidia: NVIDIA's builds (no longer maintained) are TensorFlow 1.15 only, not "
                          f"{framework.display} '{version_text}'; use --tf 1.15")
     accelerators = parse_accelerator_flags(kb, flags, apple)
+    if accelerators and framework is Framework.TENSORFLOW and version_text == "latest" and flags.torch is None \
+            and flags.jax is None:
+        # no framework named (--tf latest is the default): PyTorch, the one framework planned on AMD and Intel GPUs
+        framework, version_text = Framework.PYTORCH, "latest"
+        spec = validate_version(kb, framework, version_text)
     if accelerators and framework is not Framework.PYTORCH:
         what = "AMD (ROCm)" if accelerators[0].vendor == "amd" else "Intel (XPU)"
         raise InputError(f"{framework.flag} with an {what} GPU: stackresolve plans PyTorch on AMD and Intel GPUs "

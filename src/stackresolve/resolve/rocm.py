@@ -58,12 +58,15 @@ def _platform_problem(request: Request) -> Finding | None:
     if vendor == AMD and (request.os is not Os.LINUX or request.arch is not Arch.X86_64):
         return Finding(Severity.ERROR, "rocm-linux-only",
                        f"PyTorch's ROCm builds are for Linux x86_64, not {request.os.value} {request.arch.value}",
-                       fix="plan with --os linux (on Windows, AMD documents its own WSL2 and Windows wheels)",
+                       fix=("plan with --os linux" if request.os is not Os.LINUX else "plan with --arch x86_64")
+                       + " (on Windows, AMD documents its own WSL2 and Windows wheels)",
                        source=ROCM_LINUX_SOURCE)
     if vendor == INTEL and (request.arch is not Arch.X86_64 or request.os not in (Os.LINUX, Os.WINDOWS)):
         return Finding(Severity.ERROR, "xpu-platform",
                        f"PyTorch's XPU builds are for Linux and Windows on x86_64 (the platforms its XPU page "
-                       f"documents), not {request.os.value} {request.arch.value}", fix="plan with --os linux or windows")
+                       f"documents), not {request.os.value} {request.arch.value}",
+                       fix="plan with --arch x86_64" if request.os in (Os.LINUX, Os.WINDOWS) else
+                       "plan with --os linux or windows")
     return None
 
 
@@ -319,7 +322,7 @@ def format_refusal(stack: Stack, name: str) -> str:
     runtime = f"PyTorch's {stack.framework.variant} build"
     if name == "conda":
         return (f"conda-forge's pytorch has no ROCm or XPU build ({CONDA_FORGE_PYTORCH}): {runtime} installs "
-                f"with pip from PyTorch's index")
+                f"with pip from PyTorch's index.")
     if name == "apt":
         return (f"the apt plan installs NVIDIA's CUDA packages; {runtime} brings its "
                 f"{'ROCm' if amd else 'XPU'} libraries in the wheel and needs no apt packages beyond the GPU driver.")
