@@ -354,6 +354,8 @@ def test_the_document_and_the_text(tmp_path):
 def test_full_detection_keeps_the_fields(tmp_path):
     m = detect(tmp_path, mi300x_tree(1), gpu_only=False)
     assert [g.gfx for g in m.amd_gpus] == ["gfx942"] and m.rocm is not None and m.gpu_devices
+    # the machine's GPU is the MI300X: no hint to name an NVIDIA GPU beside it
+    assert "no-nvidia-gpu" not in codes(m)
 
 
 def test_cli_names_amd_and_intel_gpus_from_the_knowledge_base(monkeypatch):

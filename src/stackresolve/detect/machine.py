@@ -769,12 +769,14 @@ def detect_machine(*, runner=None, fs=None, env: Mapping[str, str] | None = None
                 "info", "compute-capability-unknown",
                 f"GPU {g.index} ({g.name or 'unnamed'}): no probe reported its compute capability ({why})",
                 "or set STACKRESOLVE_GPU_CC=X.Y", g.source))
-    if not gpus:
+    nvidia_probes = ", ".join(r.name for r in records if r.name not in ("os", "sysfs", "proc"))
+    vendor = _probe_amd_intel(fs, env, os_info, run, records, findings, vendor_gpu_name)
+    if not gpus and not (vendor.get("amd_gpus") or any(g.name for g in vendor.get("intel_gpus", ()))):
+        # an AMD GPU, or an Intel GPU the XPU table knows, is this machine's GPU: no hint to name an NVIDIA one (an
+        # unknown Intel id is an integrated display GPU: the hint stays)
         findings.append(Finding("info", "no-nvidia-gpu", "no NVIDIA GPU found",
                                 "pass --gpu / STACKRESOLVE_GPU_CC to plan for a GPU this machine cannot see",
-                                ", ".join(r.name for r in records if r.name not in ("os", "sysfs", "proc"))))
-
-    vendor = _probe_amd_intel(fs, env, os_info, run, records, findings, vendor_gpu_name)
+                                nvidia_probes))
 
     env_view = {k: env[k] for k in ENV_KEYS if k in env}
     for k in sorted(env):
