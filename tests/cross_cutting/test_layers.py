@@ -95,6 +95,8 @@ def _graph(type_only: bool = True) -> dict[str, dict[str, set[str]]]:
 # the pure resolver, the formats, the commands built on them, the CLI). A node imports only its own layer and the
 # layers below it. A new package or top-level module goes into one of them (the test says so).
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    # the shipped data and JSON Schemas (packages of the installed wheel, from constraints/ and schemas/): no code
+    ("data", frozenset({"constraints", "schemas"})),
     ("values", frozenset({"model"})),                         # enums, values, records, Machine, Stack / Resolution
     ("files", frozenset({"files"})),                          # the one reader and the one atomic writer of files
     ("facts", frozenset({"detect", "knowledge", "index"})),   # probes, the knowledge base, the package index client
