@@ -289,3 +289,11 @@ def test_an_amd_or_intel_gpu_without_a_framework_flag_plans_pytorch():
     assert code == 0 and json.loads(out)["stack"]["framework"]["variant"] == "xpu"
     code, out = run("--jax", "latest", "--gpu", "MI300X")
     assert code == 2 and "--jax with an AMD (ROCm) GPU" in out
+
+
+def test_a_gfx_target_with_rocminfo_features_names_its_processor():
+    # rocminfo prints MI200/MI300 targets with their features ("gfx90a:sramecc+:xnack-"); wheels are per processor
+    code, out = run("--torch", "2.5", "--gpu-gfx", "gfx90a:sramecc+:xnack-", "--format", "json")
+    assert code == 0 and json.loads(out)["stack"]["gpu"]["gfx"] == "gfx90a"
+    code, out = run("--torch", "2.5", "--gpu-gfx", "gfx90a:junk")
+    assert code == 2 and len(out.strip().splitlines()) == 1

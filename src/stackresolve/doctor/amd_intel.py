@@ -15,6 +15,7 @@ from stackresolve.knowledge.rules import (
     rocm_major,
     torch_rocm_carries,
     torch_rocm_gfx,
+    variant_carries,
 )
 from stackresolve.model.enums import Severity
 from stackresolve.model.finding import Finding
@@ -109,12 +110,11 @@ def gfx_support(machine, accelerators) -> list[Finding]:
         return []
     amd = accelerators()
     build = _installed_variant(machine, amd)
-    carried = build.gfx if build else torch_rocm_gfx(amd)
     which = (f"the installed torch {build.releases[0] if len(build.releases) == 1 else machine_torch(machine)} "
              f"{build.name} wheel" if build else "no PyTorch ROCm wheel")
     out: list[Finding] = []
     for gpu in machine.amd_gpus:
-        if gpu.gfx.split(":", 1)[0].lower() in carried:
+        if (variant_carries(build, gpu.gfx) if build else torch_rocm_carries(amd, gpu.gfx)):
             continue
         label = f"AMD GPU {gpu.index} ({gpu.name + ', ' if gpu.name else ''}{gpu.gfx})"
         override = gfx_override(amd, gpu.gfx)

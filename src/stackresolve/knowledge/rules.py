@@ -397,9 +397,21 @@ def torch_rocm_gfx(amd) -> tuple[str, ...]:
     return tuple(sorted({g for variant in amd.torch_rocm for g in variant.gfx}, key=lambda g: (len(g), g)))
 
 
+def variant_carries(variant, gfx: str) -> bool:
+    """Whether this PyTorch ROCm wheel variant ([[torch_rocm]]) carries code objects for the gfx target."""
+    return _processor(gfx) in variant.gfx
+
+
 def torch_rocm_carries(amd, gfx: str) -> bool:
     """Whether some PyTorch ROCm wheel carries code objects for this gfx target."""
-    return _processor(gfx) in torch_rocm_gfx(amd)
+    return any(variant_carries(variant, gfx) for variant in amd.torch_rocm)
+
+
+def override_into(amd, gfx: str, variant):
+    """The [[gfx_override]] row through which this wheel variant runs on a GPU whose own target it does not carry (the
+    override's target is one the wheel carries), or None. Unofficial: say so wherever it is used."""
+    override = gfx_override(amd, gfx)
+    return override if override is not None and variant_carries(variant, override.runs_as) else None
 
 
 def gfx_override(amd, gfx: str):

@@ -33,10 +33,15 @@ GFX_PATTERN = r"gfx[0-9a-f]{3,4}"
 
 
 def read_gfx(text: str) -> str | None:
-    """An AMD gfx target as LLVM names it ("gfx1100", "GFX90A", " gfx942 "), lower case; None when the text is not
+    """An AMD gfx target as LLVM names it ("gfx1100", "GFX90A", " gfx942 ", rocminfo's "gfx90a:sramecc+:xnack-" ->
+    "gfx90a"), lower case; None when the text is not
     one (an unlisted but well-formed target is still a target: the knowledge says what runs on it)."""
     # lazy: no start-up gain (already loaded by then); kept beside its use
     import re
 
     value = text.strip().lower()
-    return value if re.fullmatch(GFX_PATTERN, value) else None
+    # rocminfo prints a target with its features ("gfx90a:sramecc+:xnack-"): the wheels are built per processor
+    processor, _, features = value.partition(":")
+    if features and not re.fullmatch(r"[a-z0-9-]+[+-](:[a-z0-9-]+[+-])*", features):
+        return None
+    return processor if re.fullmatch(GFX_PATTERN, processor) else None

@@ -17,6 +17,7 @@ from packaging.version import Version
 from stackresolve.knowledge.accelerators import TorchRocm, TorchXpu
 from stackresolve.knowledge.base import KnowledgeBase
 from stackresolve.knowledge.python_sources import python_sources
+from stackresolve.knowledge.rules import override_into, variant_carries
 from stackresolve.model.accelerator import AMD, INTEL
 from stackresolve.model.enums import Arch, Framework, GpuSupport, Os, Severity, Vendor
 from stackresolve.model.finding import Finding
@@ -109,9 +110,9 @@ def _amd(kb: KnowledgeBase, request: Request):
             if not pythons:
                 python_misses.append((version, variant))
                 continue
-            if all(g in variant.gfx for g in gfxs):
+            if all(variant_carries(variant, g) for g in gfxs):
                 official.append((version, variant, pythons))
-            elif all(g in variant.gfx or _override_into(kb, g, variant) for g in gfxs):
+            elif all(variant_carries(variant, g) or override_into(ak, g, variant) for g in gfxs):
                 unofficial.append((version, variant, pythons))
     chosen = (official or unofficial or [None])[0]
     if chosen is None:
@@ -120,18 +121,14 @@ def _amd(kb: KnowledgeBase, request: Request):
     return _amd_stack(kb, request, version, variant, pythons, gfxs, unofficial=not official)
 
 
-def _override_into(kb: KnowledgeBase, gfx: str, variant: TorchRocm):
-    override = kb.accelerators.override_for(gfx)
-    return override if override is not None and override.runs_as in variant.gfx else None
-
-
 def _nearest_amd(kb: KnowledgeBase, gfxs: tuple[str, ...]):
     """The newest (release, variant) whose wheel carries every target (officially first), or None."""
     ak = kb.accelerators
     for allow_override in (False, True):
         for version in reversed(ak.torch_rocm_versions()):
             for variant in ak.torch_rocm_of(version):
-                if all(g in variant.gfx or (allow_override and _override_into(kb, g, variant)) for g in gfxs):
+                if all(variant_carries(variant, g) or (allow_override and override_into(ak, g, variant))
+                       for g in gfxs):
                     return version, variant
     return None
 
@@ -205,7 +202,7 @@ def _amd_stack(kb, request, version, variant: TorchRocm, pythons, gfxs, unoffici
         findings.append(Finding(Severity.INFO, "build-note",
                                 f"torch {version} {variant.name}: its gfx targets are taken from the "
                                 f"{variant.arch_basis}; the wheel itself was not measured.", source=variant.source))
-    overrides = [(g, _override_into(kb, g, variant)) for g in gfxs if g not in variant.gfx]
+    overrides = [(g, override_into(kb.accelerators, g, variant)) for g in gfxs if not variant_carries(variant, g)]
     for gfx, override in overrides:
         findings.append(Finding(
             Severity.WARNING, "gfx-override-unofficial",
@@ -222,7 +219,7 @@ def _amd_stack(kb, request, version, variant: TorchRocm, pythons, gfxs, unoffici
         fix="sudo usermod -aG render,video $USER (then log in again)", source=ROCM_PERMISSIONS_SOURCE))
     first = request.accelerators[0]
     support = GpuSupport.UNKNOWN if overrides else GpuSupport.NATIVE
-    gpu_why = (f"torch {version} {variant.name} carries {', '.join(g for g in gfxs if g in variant.gfx)}"
+    gpu_why = (f"torch {version} {variant.name} carries {', '.join(g for g in gfxs if variant_carries(variant, g))}"
                if not overrides else
                f"torch {version} {variant.name} carries {overrides[0][1].runs_as}, which "
                f"HSA_OVERRIDE_GFX_VERSION={overrides[0][1].hsa_override} loads on {overrides[0][0]} (unofficial)")
