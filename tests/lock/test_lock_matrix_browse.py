@@ -230,3 +230,22 @@ def test_check_reads_a_driver_branch_as_plan_does(kb):
     for driver in ("525.53", "520"):
         result = check_lock(lock, kb, machine(driver=driver, gpus=[("A100", "8.0")]), every, before_install=True)
         assert [d.component for d in result.differences] == ["driver"], driver
+
+
+def test_check_wants_the_override_a_lock_was_planned_through(tmp_path, kb):
+    """An RX 6700 XT (gfx1031) runs PyTorch's ROCm wheels only with HSA_OVERRIDE_GFX_VERSION=10.3.0 (amd.toml's
+    unofficial [[gfx_override]] row): on a detected machine without it, check names the variable; with it, nothing."""
+    from stackresolve.formats.lock_read import parse_lock
+    from stackresolve.lock.check import _check_accelerator
+    from stackresolve.model.machine import AmdGpuInfo, Machine, OSInfo, ProbeRecord
+
+    path = tmp_path / "stackresolve.lock"
+    result = CliRunner().invoke(app, ["plan", "--no-detect", "--torch", "latest", "--gpu", "RX 6700 XT",
+                                      "--format", "lock", "-o", str(path)])
+    assert result.exit_code == 0, result.output
+    lock = parse_lock(path.read_text(), "stackresolve.lock")
+    gpu = AmdGpuInfo(index=0, gfx="gfx1031", source="kfd-topology", name="AMD Radeon RX 6700 XT")
+    detected = dict(os=OSInfo(system="linux"), driver=None, probes=(ProbeRecord("kfd", "ok"),), amd_gpus=(gpu,))
+    (missing,) = _check_accelerator(lock, Machine(**detected))
+    assert missing.expected == "HSA_OVERRIDE_GFX_VERSION=10.3.0" and missing.found == "not set"
+    assert _check_accelerator(lock, Machine(**detected, env={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"})) == []

@@ -170,7 +170,17 @@ def _check_accelerator(lock: LockedStack, machine) -> list[Difference]:
         return [Difference("gpu", "an AMD GPU", "none", f"{lock.label} is a ROCm stack; no AMD GPU was found")]
     diffs = []
     for gpu in gpus:
-        if gpu.gfx in lock.compiled_gfx or gpu.gfx in lock.override_targets:
+        if gpu.gfx in lock.override_targets and gpu.gfx not in lock.compiled_gfx:
+            # it runs the wheel only through the unofficial override: the variable must be set where Python starts
+            # (the environment is a detected fact: without detection, --no-detect, it was not observed)
+            wanted, found = lock.hsa_override, (getattr(machine, "env", None) or {}).get("HSA_OVERRIDE_GFX_VERSION")
+            if getattr(machine, "probes", ()) and found != wanted:
+                diffs.append(Difference(
+                    "gpu", f"HSA_OVERRIDE_GFX_VERSION={wanted}", f"{found!r}" if found else "not set",
+                    f"{gpu.name or f'GPU {gpu.index}'} ({gpu.gfx}) runs {lock.label} only with "
+                    f"HSA_OVERRIDE_GFX_VERSION={wanted} set (unofficial): export it before Python starts"))
+            continue
+        if gpu.gfx in lock.compiled_gfx:
             continue
         diffs.append(Difference("gpu", f"a gfx target {lock.label} carries ({', '.join(lock.compiled_gfx)})",
                                 f"{gpu.name or f'GPU {gpu.index}'} ({gpu.gfx})",
