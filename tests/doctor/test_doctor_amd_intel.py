@@ -184,3 +184,11 @@ def test_diagnose_reports_the_amd_findings():
     found = codes(report.findings)
     assert {"rocm-device-access", "gfx-unsupported", "gfx-override-unofficial"} <= set(found)
     assert report.exit_code == 1
+
+
+def test_a_machine_whose_gpu_is_amd_is_pointed_at_the_pytorch_rocm_plan():
+    # nothing installed: doctor's TensorFlow target is the CPU build there, so it names the plan that uses the GPU
+    (pointer,) = amd_intel.plan_pointer(amd_machine(RX7900XTX))
+    assert pointer.code == "accelerator-plan" and "gfx1100" in pointer.message
+    assert pointer.fix == "`stackresolve plan --torch latest --gpu-gfx gfx1100`"
+    assert amd_intel.plan_pointer(amd_machine(RX7900XTX, frameworks=[TORCH_ROCM62])) == []  # already installed

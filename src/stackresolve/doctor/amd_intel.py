@@ -38,7 +38,28 @@ def check_amd_intel(machine, accelerators) -> list[Finding]:
     """Every AMD and Intel check, in the order a user fixes them: the devices, then the GPUs' targets and builds.
     `accelerators`: returns the knowledge base's AMD and Intel facts (loaded only when an AMD GPU is checked)."""
     return [*container_devices(machine), *device_access(machine), *gfx_support(machine, accelerators),
-            *torch_rocm_build(machine), *xpu_driver(machine)]
+            *torch_rocm_build(machine), *xpu_driver(machine), *plan_pointer(machine)]
+
+
+def plan_pointer(machine) -> list[Finding]:
+    """Where no PyTorch ROCm or XPU build is installed on a machine whose GPU is AMD's (or an Intel GPU the XPU table
+    knows): the plan that uses it (the rest of doctor's report is about TensorFlow's CPU build there)."""
+    if _torch_rocm(machine) or _uses_xpu(machine):
+        return []
+    if machine.amd_gpus:
+        gpu = machine.amd_gpus[0]
+        label, flag, what = f"{gpu.name or 'AMD GPU'} ({gpu.gfx})", f"--gpu-gfx {gpu.gfx}", "ROCm"
+        source = "constraints/amd.toml [[torch_rocm]]"
+    elif any(g.name for g in machine.intel_gpus):
+        gpu = next(g for g in machine.intel_gpus if g.name)
+        label, flag, what = gpu.name, "", "XPU"
+        source = "constraints/intel.toml [[torch_xpu]]"
+    else:
+        return []
+    return [Finding(I, "accelerator-plan",
+                    f"this machine's GPU is {label}: stackresolve plans PyTorch's {what} build on it (TensorFlow and "
+                    f"JAX there are not planned, so doctor's TensorFlow target here is the CPU build)",
+                    f"`stackresolve plan --torch latest{' ' + flag if flag else ''}`", source)]
 
 
 def _kfd(machine):
