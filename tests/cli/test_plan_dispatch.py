@@ -60,3 +60,18 @@ def test_a_fleet_no_machine_can_run_exits_1_through_the_cli(tmp_path):
     assert result.exit_code == 1, result.stderr
     doc = json.loads(result.stdout)
     assert doc["fleet"]["stacks"] == [] and doc["fleet"]["excluded"][0]["members"] == ["ada-old"]
+
+
+def test_a_one_value_option_given_twice_is_refused():
+    # click keeps the last value of a repeated option and drops the first silently: `--gpu "RX 580" --gpu MI300X`
+    # planned the MI300X alone; a plan for a GPU the user did not mean is worse than a refusal
+    from click.testing import CliRunner
+
+    from stackresolve.cli import app
+
+    result = CliRunner().invoke(app, ["plan", "--no-detect", "--torch", "latest", "--gpu", "RX 580", "--gpu", "MI300X"])
+    assert result.exit_code == 2 and "--gpu was given 2 times" in result.output
+    result = CliRunner().invoke(app, ["plan", "--no-detect", "--tf", "1.15", "-f", "text", "--format=json"])
+    assert result.exit_code == 2 and "--format was given 2 times" in result.output
+    result = CliRunner().invoke(app, ["plan", "--no-detect", "--tf", "1.15", "--format", "json", "--json"])
+    assert result.exit_code == 0  # --json is a flag that agrees with --format json

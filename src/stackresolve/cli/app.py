@@ -61,7 +61,7 @@ class CommandGroup(click.Group):
         if name not in COMMANDS:
             return None
         module = importlib.import_module(COMMANDS[name][0])
-        return with_json_flag(typer.main.get_command(getattr(module, f"{name}_app")))
+        return one_value_once(with_json_flag(typer.main.get_command(getattr(module, f"{name}_app"))))
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args and not ctx.resilient_parsing:  # a bare `stackresolve`: the help, exit 0
@@ -382,6 +382,31 @@ def command_line(ctx: click.Context, leave_out: tuple[str, ...] = ()) -> str:
         else:
             words += [flag, shlex.quote(str(value))]
     return " ".join(words)
+
+
+def one_value_once(command: click.Command) -> click.Command:
+    """An option that takes one value, given twice (`--gpu "RX 580" --gpu MI300X`), is bad input: click would keep
+    the last one and drop the first without a word, and a plan for the wrong GPU is worse than a refusal."""
+    single = {name: max(p.opts, key=len) for p in command.params if isinstance(p, click.Option)
+              and not (p.multiple or p.count or p.is_flag) and p.nargs == 1 for name in p.opts}
+    parse = command.parse_args
+
+    def parse_args(ctx: click.Context, args: list[str]) -> list[str]:
+        seen: dict[str, int] = {}
+        for arg in args:
+            if arg == "--":
+                break
+            name = arg.split("=", 1)[0]
+            if name in single:
+                seen[single[name]] = seen.get(single[name], 0) + 1
+        twice = [name for name, count in seen.items() if count > 1]
+        if twice:
+            raise click.UsageError(f"{twice[0]} was given {seen[twice[0]]} times: it takes one value (one GPU, OS, "
+                                   f"version ... per plan; a fleet of machines: --fleet FILE)", ctx)
+        return parse(ctx, args)
+
+    command.parse_args = parse_args
+    return command
 
 
 def with_json_flag(command: click.Command) -> click.Command:
