@@ -594,9 +594,11 @@ def load_accelerators(directory: Path | None, data_key: str, use_snapshot: bool 
                       build_accelerators)
 
 
+@lru_cache(maxsize=1)
 def accelerator_knowledge(use_snapshot: bool = True):
-    """The shipped AMD and Intel GPU facts on their own, for explain (which loads no other part of the knowledge
-    base): from their own snapshot when one was built from these very files."""
+    """The shipped AMD and Intel GPU facts on their own, for explain and for naming detected GPUs (which load no
+    other part of the knowledge base): from their own snapshot when one was built from these very files; once per
+    process, as error_knowledge (a fleet names every AMD node through it, explain every ROCm match)."""
     # lazy: start-up (only this path needs knowledge.snapshot)
     from stackresolve.knowledge import snapshot
 
